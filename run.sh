@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up .venv if needed and start the device. Without a camera it replays the bundled demo game.
+# Any arguments go to `cubetower serve`, e.g. ./run.sh --source webcam --port 8080
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+source "$ROOT/scripts/venv.sh" ""
+exec "$ROOT/.venv/bin/cubetower" serve "$@"

@@ -1,0 +1,33 @@
+# Sourced by run.sh and test.sh: make sure .venv exists and holds the project with the given extra.
+# Re-installs only when pyproject.toml changed, so the second start is quick.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+EXTRA="${1:-}"
+PY="${PYTHON:-python3}"
+
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "cubetower needs Python 3.11 or newer; '$PY' is $("$PY" --version 2>&1)." >&2
+    exit 1
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+    venv_flags=()
+    # On a Raspberry Pi, picamera2 comes from the OS (python3-picamera2), not from PyPI.
+    if [ -d /usr/lib/python3/dist-packages/picamera2 ]; then
+        venv_flags+=(--system-site-packages)
+    fi
+    echo "Creating $VENV ..."
+    "$PY" -m venv "${venv_flags[@]}" "$VENV"
+fi
+
+spec="$ROOT"
+[ -n "$EXTRA" ] && spec="$ROOT[$EXTRA]"
+stamp="$VENV/.cubetower-installed-$EXTRA"
+want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "Installing cubetower${EXTRA:+ with [$EXTRA]} into $VENV ..."
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
+    "$VENV/bin/python" -m pip install --quiet -e "$spec"
+    echo "$want" > "$stamp"
+fi

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up .venv with the test extra, make sure a headless Chromium is there for the browser tests,
+# then run ruff and the whole pytest suite. Extra arguments go to pytest.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+source "$ROOT/scripts/venv.sh" "test"
+bash "$ROOT/scripts/ensure-chromium.sh"
+cd "$ROOT"
+"$VENV/bin/ruff" check .
+exec "$VENV/bin/python" -m pytest "$@"
