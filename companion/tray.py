@@ -1,0 +1,100 @@
+"""The tray as last read, with the phase's basic offer, kept in the store and pushed to phones.
+
+The device (firmware) hands in plain data: the reading as a dict (counts, cubes, warnings) and the
+annotated picture as JPEG bytes. Nothing here knows how the picture was taken or counted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from companion.amerigo.offer import COLOURS, tray_offer
+from companion.hub import Hub
+from companion.store import Store
+
+
+class TrayBoard:
+    def __init__(self, store: Store, hub: Hub, wall_clock: Callable[[], float] = time.time):
+        self._store = store
+        self._hub = hub
+        self._wall_clock = wall_clock
+        self._lock = threading.Lock()
+        self._status: dict = {"state": "starting", "message": "", "source": ""}
+        latest = store.latest_reading()
+        self._latest: dict | None = self._with_id(*latest) if latest else None
+
+    @staticmethod
+    def _with_id(reading_id: int, body: dict) -> dict:
+        return {**body, "id": reading_id, "picture": f"/api/tray/picture/{reading_id}.jpg"}
+
+    def publish_reading(self, frame_id: str, reading: dict, picture: bytes | None) -> dict:
+        counts = {colour: int(reading.get("counts", {}).get(colour, 0)) for colour in COLOURS}
+        offer = tray_offer(counts)
+        body = {
+            "frame_id": frame_id,
+            "read_at": self._wall_clock(),
+            "counts": counts,
+            "total": offer.total,
+            "actions": list(offer.actions),
+            "ap": offer.ap,
+            "gold": offer.gold,
+            "cubes": reading.get("cubes", []),
+            "uncertain": bool(reading.get("uncertain", False)),
+            "warnings": list(reading.get("warnings", [])),
+            "ms": reading.get("ms"),
+        }
+        return self._record(frame_id, body, picture)
+
+    def publish_error(self, frame_id: str, message: str) -> dict:
+        """A frame that could not be read still replaces the old reading: stale counts mislead."""
+        body = {
+            "frame_id": frame_id,
+            "read_at": self._wall_clock(),
+            "counts": dict.fromkeys(COLOURS, 0),
+            "total": 0,
+            "actions": [],
+            "ap": 0,
+            "gold": 0,
+            "cubes": [],
+            "uncertain": True,
+            "warnings": [],
+            "error": message,
+        }
+        return self._record(frame_id, body, None)
+
+    def _record(self, frame_id: str, body: dict, picture: bytes | None) -> dict:
+        reading_id = self._store.add_reading(frame_id, body["read_at"], body, picture)
+        latest = self._with_id(reading_id, body)
+        if picture is None:
+            latest["picture"] = None
+        with self._lock:
+            self._latest = latest
+        self._hub.publish("tray", latest)
+        return latest
+
+    def set_status(self, state: str, message: str = "", source: str | None = None) -> None:
+        """What the device is doing (waiting, settling, error...), shown on every phone."""
+        with self._lock:
+            status = {**self._status, "state": state, "message": message}
+            if source is not None:
+                status["source"] = source
+            changed = status != self._status
+            self._status = status
+        if changed:
+            self._hub.publish("status", status)
+
+    def status(self) -> dict:
+        with self._lock:
+            return dict(self._status)
+
+    def latest(self) -> dict | None:
+        with self._lock:
+            return dict(self._latest) if self._latest else None
+
+    def picture(self, reading_id: int) -> bytes | None:
+        return self._store.picture(reading_id)
+
+    def history(self, limit: int = 30) -> list[dict]:
+        return [self._with_id(i, body) for i, body in self._store.recent_readings(limit)]

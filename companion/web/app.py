@@ -1,0 +1,137 @@
+"""The Flask app the players open on their phones.
+
+The app is handed everything it needs (the tray board, the update hub, and plain callables for what
+only the device can do) so it runs the same under waitress on the Pi and in Flask's test client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from flask import Flask, Response, jsonify, render_template, request
+
+from companion.amerigo.offer import COLOURS
+from companion.hub import Hub
+from companion.tray import TrayBoard
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DeviceHooks:
+    """What only the device can do; each is optional so the app also runs without a camera."""
+
+    read_now: Callable[[], None] | None = None
+
+
+def empty_tray_body() -> dict:
+    return {
+        "frame_id": None,
+        "read_at": None,
+        "counts": dict.fromkeys(COLOURS, 0),
+        "total": 0,
+        "actions": [],
+        "ap": 0,
+        "gold": 0,
+        "cubes": [],
+        "uncertain": False,
+        "warnings": [],
+        "picture": None,
+    }
+
+
+def sse_message(kind: str, data: dict) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def create_app(
+    board: TrayBoard,
+    hub: Hub,
+    hooks: DeviceHooks | None = None,
+    *,
+    keepalive_seconds: float = 15.0,
+    extra_snapshot: Callable[[], dict] | None = None,
+) -> Flask:
+    hooks = hooks or DeviceHooks()
+    app = Flask(__name__)
+    app.json.sort_keys = False
+
+    def tray_body() -> dict:
+        return board.latest() or empty_tray_body()
+
+    def snapshot() -> dict:
+        body = {"tray": tray_body(), "status": board.status()}
+        if extra_snapshot:
+            body.update(extra_snapshot())
+        return body
+
+    @app.get("/")
+    def index():
+        return render_template("index.html", colours=COLOURS)
+
+    @app.get("/api/tray")
+    def api_tray():
+        return jsonify(tray_body())
+
+    @app.get("/api/tray/history")
+    def api_tray_history():
+        limit = request.args.get("limit", "30")
+        if not limit.isdigit() or not 1 <= int(limit) <= 500:
+            return jsonify(error="limit must be a whole number from 1 to 500"), 400
+        return jsonify(readings=board.history(int(limit)))
+
+    @app.get("/api/tray/picture/<int:reading_id>.jpg")
+    def api_tray_picture(reading_id: int):
+        picture = board.picture(reading_id)
+        if picture is None:
+            return jsonify(error=f"no picture kept for reading {reading_id}"), 404
+        response = Response(picture, mimetype="image/jpeg")
+        response.cache_control.max_age = 86400  # a reading's picture never changes
+        return response
+
+    @app.post("/api/tray/read")
+    def api_tray_read():
+        if hooks.read_now is None:
+            return jsonify(error="this device has no camera loop to read from"), 503
+        hooks.read_now()
+        return jsonify(ok=True), 202
+
+    @app.get("/api/status")
+    def api_status():
+        return jsonify(board.status())
+
+    @app.get("/api/snapshot")
+    def api_snapshot():
+        return jsonify(snapshot())
+
+    @app.get("/api/stream")
+    def api_stream():
+        subscription = hub.subscribe()
+        first = snapshot()
+
+        def stream() -> Iterator[str]:
+            try:
+                yield "retry: 2000\n\n"
+                yield sse_message("snapshot", first)
+                while not subscription.dropped:
+                    update = subscription.get(timeout=keepalive_seconds)
+                    if update is None:
+                        yield ": keep-alive\n\n"
+                        continue
+                    yield sse_message(update.kind, update.data)
+            finally:
+                subscription.close()
+
+        response = Response(stream(), mimetype="text/event-stream")
+        response.headers["Cache-Control"] = "no-cache"
+        response.headers["X-Accel-Buffering"] = "no"
+        return response
+
+    @app.get("/api/health")
+    def api_health():
+        return jsonify(ok=True, phones=hub.subscriber_count)
+
+    return app
