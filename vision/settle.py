@@ -1,0 +1,447 @@
+"""Decide, from the camera's stream, when the tray is worth reading.
+
+The counter is too slow to run on every frame and would report half-rolled cubes, so this watches a
+tiny copy of each frame and says when the tray has come to rest with content that differs from what
+was last read, and when it has come to rest looking like the empty tray.
+
+Everything is measured on a ~160 px wide, blurred, brightness-normalised copy:
+
+* Brightness: each frame is divided by its own per-channel mean, so auto-exposure drift, white
+  balance drift and global mains flicker (all multiplicative) cancel. When a stored picture is
+  compared with a much later one, a robust per-channel gain (median of pixel ratios) is fitted
+  first, so cubes or a shadow covering part of the frame do not bias it.
+* Per-pixel threshold: a pixel has changed when some channel differs by more than
+  ``max(min_threshold, noise_k * noise)`` of the mean brightness. ``noise`` is measured
+  continuously from consecutive still frames (robust MAD), so a grainy low-light camera raises
+  the bar by itself. ``min_threshold`` (8 %) sits above what rolling-shutter flicker bands
+  (+-3 % each way) and JPEG leave behind, and well below the contrast of a cube on a tray.
+* Area threshold: motion or new content needs at least ``cube_fraction`` (half) of one cube's
+  area to change. One cube's size in work pixels comes from the tray corners when given (the tray's
+  long side is 16 cm) or from the assumption that the tray spans ``tray_width_fraction`` of the
+  frame width. Changed pixels are counted, not summed, so one strongly changed cube and many
+  faintly changed pixels are not confused.
+
+Stillness is measured against an anchor (the last frame that showed motion), not the previous
+frame, so a cube creeping one pixel per frame still counts as moving. While settled, the anchor and
+the last-read picture are refreshed every ``still_seconds`` when they still match, so slow drift
+over minutes never accumulates into a false "new content".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+import cv2
+import numpy as np
+
+from vision.errors import VisionError
+
+log = logging.getLogger(__name__)
+
+TRAY_LONG_CM = 16.0  # the tray's long inside edge; one cube is 1 cm
+
+
+class SettleState(StrEnum):
+    MOVING = "moving"
+    SETTLED = "settled"
+    EMPTY = "empty"
+
+
+@dataclass(frozen=True)
+class SettleConfig:
+    """Knobs, each in physical units (seconds, fractions of brightness, cubes)."""
+
+    still_seconds: float = 0.6
+    # Per-pixel change, as a fraction of mean brightness, that counts a pixel as changed.
+    # None: max(min_threshold, noise_k * measured noise).
+    motion_threshold: float | None = None
+    min_threshold: float = 0.08
+    noise_k: float = 5.0
+    # How much of one cube's area must change to count as motion or as new content.
+    cube_fraction: float = 0.5
+    # Without tray corners: the tray's long side spans about this much of the frame width.
+    tray_width_fraction: float = 0.55
+    work_width: int = 160
+    # A frame whose brightest channel mean is below this (0-255) is a camera glitch, not a scene.
+    dark_level: float = 8.0
+    # Pixels at or above this (0-255) are clipped; their ratio to a stored picture means nothing.
+    saturated_level: int = 250
+
+    def __post_init__(self) -> None:
+        if self.still_seconds < 0:
+            raise ValueError("still_seconds must be >= 0")
+        if self.motion_threshold is not None and self.motion_threshold <= 0:
+            raise ValueError("motion_threshold must be > 0")
+        if self.work_width < 16:
+            raise ValueError("work_width must be >= 16")
+
+
+@dataclass(frozen=True, eq=False)
+class SettleEvent:
+    """A one-time notice: read ``frame`` now ("settled"), or the tray is empty ("emptied")."""
+
+    kind: str  # "settled" | "emptied"
+    frame: np.ndarray  # a copy of the full-resolution frame that came to rest
+    time: float  # monotonic seconds
+    still_for: float  # seconds without motion before the event
+    # Changed area versus the last read picture, in cubes (None: nothing read yet, or forced).
+    change_cubes: float | None = None
+    # Changed area versus the empty-tray reference, in cubes (None: no reference).
+    reference_cubes: float | None = None
+
+
+@dataclass
+class _Picture:
+    """A stored work image: normalised float planes plus which pixel channels were clipped."""
+
+    norm: np.ndarray
+    saturated: np.ndarray
+
+
+class SettleDetector:
+    """Feed every frame to ``update``; act on the events it returns.
+
+    Not thread-safe; one instance per camera.
+    """
+
+    def __init__(
+        self,
+        config: SettleConfig | None = None,
+        *,
+        still_seconds: float | None = None,
+        motion_threshold: float | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        cfg = config or SettleConfig()
+        if still_seconds is not None:
+            cfg = replace(cfg, still_seconds=still_seconds)
+        if motion_threshold is not None:
+            cfg = replace(cfg, motion_threshold=motion_threshold)
+        self.config = cfg
+        self._clock = clock or time.monotonic
+        self._tray_corners: np.ndarray | None = None
+        self._reference_frame: np.ndarray | None = None
+        self._reset_geometry()
+        self._noise = 0.01
+        self._force = False
+        self._note: str | None = None
+        self._motion = 0.0
+        self._dark_run = 0
+
+    # ---- public state -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> SettleState:
+        return self._state
+
+    @property
+    def note(self) -> str | None:
+        """What was odd about the last frame (glitch, size change), in words; None if nothing."""
+        return self._note
+
+    @property
+    def motion(self) -> float:
+        """Changed area of the last frame against the still anchor, in cubes."""
+        return self._motion
+
+    @property
+    def noise(self) -> float:
+        """Measured noise of a frame-to-frame difference, as a fraction of mean brightness."""
+        return self._noise
+
+    @property
+    def threshold(self) -> float:
+        """The per-pixel change (fraction of mean brightness) in use now."""
+        if self.config.motion_threshold is not None:
+            return self.config.motion_threshold
+        return max(self.config.min_threshold, self.config.noise_k * self._noise)
+
+    @property
+    def cube_px(self) -> float | None:
+        """Area of one cube in work pixels (None until the first frame)."""
+        return self._cube_area
+
+    # ---- configuration ------------------------------------------------------------------------
+
+    def set_reference(self, frame: np.ndarray | None) -> None:
+        """Remember the empty tray; ``None`` forgets it. Settling onto it emits "emptied"."""
+        if frame is None:
+            self._reference_frame = None
+            self._reference = None
+            return
+        arr = self._validate(frame)
+        if arr is None or self._is_dark(arr):
+            raise VisionError("the empty-tray reference is black or blank; take it again")
+        self._reference_frame = arr.copy()
+        self._reference = None
+        if self._shape is not None and arr.shape == self._shape:
+            self._reference = self._picture(arr)
+
+    def set_tray(self, corners: Sequence[Sequence[float]] | np.ndarray | None) -> None:
+        """Watch only inside the tray (four or more corners, frame pixels); None watches it all.
+
+        Besides ignoring hands and cards on the table, the corners give the true size of a cube.
+        """
+        if corners is None:
+            self._tray_corners = None
+        else:
+            pts = np.asarray(corners, dtype=np.float64).reshape(-1, 2)
+            if len(pts) < 3:
+                raise VisionError("tray outline needs at least three corners")
+            self._tray_corners = pts
+        shape = self._shape
+        self._reset_geometry()
+        if shape is not None:
+            self._shape = shape
+            self._setup_geometry(shape)
+
+    def request_read(self) -> None:
+        """Make the next settle emit an event even if nothing changed (the "recount" button)."""
+        self._force = True
+        if self._state is not SettleState.MOVING:
+            self._evaluated = False
+
+    # ---- the per-frame step -------------------------------------------------------------------
+
+    def update(self, frame: np.ndarray | None, now: float | None = None) -> SettleEvent | None:
+        """Take one frame; return an event the first time the tray rests with new content."""
+        now = float(self._clock() if now is None else now)
+        self._note = None
+        arr = self._validate(frame)
+        if arr is None:
+            return self._glitch("no frame (camera read failed)")
+        if self._is_dark(arr):
+            return self._glitch("black frame (camera glitch); ignored")
+        if self._dark_run:
+            log.info("camera back after %d glitch frame(s)", self._dark_run)
+            self._dark_run = 0
+
+        if arr.shape != self._shape:
+            if self._shape is not None:
+                self._note = (
+                    f"frame size changed from {_fmt(self._shape)} to {_fmt(arr.shape)}; "
+                    "watching afresh, the next settle is read"
+                )
+                log.warning(self._note)
+            self._reset_geometry()
+            self._shape = arr.shape
+            self._setup_geometry(arr.shape)
+
+        pic = self._picture(arr)
+        if self._anchor is None:
+            self._start_motion(pic, now)
+            return None
+
+        thr = self.threshold
+        changed = self._count(pic.norm, self._anchor.norm, thr)
+        self._motion = changed / self._cube_area
+        if self._prev is not None and changed < self._min_px:
+            self._learn_noise(pic.norm, self._prev)
+        self._prev = pic.norm
+
+        if changed >= self._min_px:
+            self._start_motion(pic, now)
+            return None
+
+        still_for = now - self._still_since
+        if still_for < self.config.still_seconds:
+            return None
+        if not self._evaluated:
+            self._evaluated = True
+            self._anchor, self._anchor_time = pic, now
+            return self._on_settle(arr, pic, now, still_for)
+
+        if now - self._anchor_time >= max(self.config.still_seconds, 0.2):
+            # Quiet tray: follow slow drift so it never adds up to "new content".
+            self._anchor, self._anchor_time = pic, now
+            if self._last_read is not None and self._differs(pic, self._last_read) < self._min_px:
+                self._last_read = pic
+        return None
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    def _reset_geometry(self) -> None:
+        self._shape: tuple[int, ...] | None = None
+        self._work_size: tuple[int, int] | None = None
+        self._mask: np.ndarray | None = None
+        self._cube_area: float = 1.0
+        self._min_px: float = 1.0
+        self._anchor: _Picture | None = None
+        self._anchor_time = 0.0
+        self._still_since = 0.0
+        self._prev: np.ndarray | None = None
+        self._last_read: _Picture | None = None
+        self._last_kind: str | None = None
+        self._reference: _Picture | None = None
+        self._state = SettleState.MOVING
+        self._evaluated = False
+
+    def _setup_geometry(self, shape: tuple[int, ...]) -> None:
+        h, w = shape[:2]
+        ww = min(self.config.work_width, w)
+        wh = max(1, round(h * ww / w))
+        self._work_size = (ww, wh)
+        scale = ww / w
+        if self._tray_corners is not None:
+            pts = self._tray_corners * scale
+            mask = np.zeros((wh, ww), np.uint8)
+            cv2.fillPoly(mask, [np.round(pts).astype(np.int32)], 1)
+            self._mask = mask.astype(bool)
+            rect = cv2.minAreaRect(pts.astype(np.float32))
+            cube_side = max(rect[1]) / TRAY_LONG_CM
+        else:
+            cube_side = ww * self.config.tray_width_fraction / TRAY_LONG_CM
+        self._cube_area = max(cube_side * cube_side, 1.0)
+        self._min_px = max(self.config.cube_fraction * self._cube_area, 2.0)
+        if self._reference_frame is not None:
+            if self._reference_frame.shape == shape:
+                self._reference = self._picture(self._reference_frame)
+            else:
+                msg = (
+                    f"empty-tray reference is {_fmt(self._reference_frame.shape)}, frames are "
+                    f"{_fmt(shape)}; not used until set again for this size"
+                )
+                self._note = f"{self._note}; {msg}" if self._note else msg
+                log.warning(msg)
+
+    def _validate(self, frame: np.ndarray | None) -> np.ndarray | None:
+        if frame is None:
+            return None
+        if not isinstance(frame, np.ndarray):
+            raise VisionError(f"a frame must be a numpy image, not {type(frame).__name__}")
+        if frame.size == 0:
+            return None
+        if frame.ndim == 3 and frame.shape[2] == 4:
+            frame = frame[:, :, :3]
+        if frame.ndim == 3 and frame.shape[2] == 1:
+            frame = frame[:, :, 0]
+        if frame.ndim not in (2, 3) or (frame.ndim == 3 and frame.shape[2] != 3):
+            raise VisionError(f"a frame must be grey or BGR, got shape {frame.shape}")
+        if frame.dtype != np.uint8:
+            if frame.dtype == np.uint16:
+                frame = (frame >> 8).astype(np.uint8)
+            elif np.issubdtype(frame.dtype, np.floating):
+                frame = np.clip(frame * 255.0, 0, 255).astype(np.uint8)
+            else:
+                raise VisionError(f"a frame must be uint8, got {frame.dtype}")
+        return frame
+
+    def _is_dark(self, arr: np.ndarray) -> bool:
+        # A coarse sample is enough to tell black from a scene and costs ~nothing.
+        sample = arr[::16, ::16]
+        return float(sample.max(axis=-1).mean() if sample.ndim == 3 else sample.mean()) < (
+            self.config.dark_level
+        )
+
+    def _glitch(self, what: str) -> None:
+        self._note = what
+        if self._dark_run == 0:
+            log.warning(what)
+        self._dark_run += 1
+        return None
+
+    def _picture(self, arr: np.ndarray) -> _Picture:
+        ww, wh = self._work_size or (self.config.work_width, 1)
+        # Bilinear to twice the size, then area-average: ~15x cheaper than one INTER_AREA pass from
+        # full size, and still averages enough pixels to tame sensor noise.
+        mid = cv2.resize(arr, (2 * ww, 2 * wh), interpolation=cv2.INTER_LINEAR)
+        small = cv2.resize(mid, (ww, wh), interpolation=cv2.INTER_AREA)
+        small = cv2.GaussianBlur(small, (3, 3), 0)
+        if small.ndim == 2:
+            small = small[:, :, None]
+        means = cv2.mean(small)[: small.shape[2]]
+        scale = tuple(1.0 / max(m, 1.0) for m in means) + (0.0,) * (4 - len(means))
+        norm = cv2.multiply(small, scale, dtype=cv2.CV_32F)
+        if norm.ndim == 2:
+            norm = norm[:, :, None]
+        sat = small >= self.config.saturated_level
+        return _Picture(norm, sat)
+
+    def _max_abs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        d = cv2.absdiff(a, b)
+        if d.ndim == 2:
+            return d
+        planes = cv2.split(d)
+        m = planes[0]
+        for p in planes[1:]:
+            m = cv2.max(m, p)
+        return m
+
+    def _count(self, a: np.ndarray, b: np.ndarray, thr: float) -> int:
+        hit = self._max_abs(a, b) > thr
+        if self._mask is not None:
+            hit &= self._mask
+        return int(np.count_nonzero(hit))
+
+    def _differs(self, cur: _Picture, stored: _Picture) -> int:
+        """Changed pixels between pictures possibly minutes apart, after a robust gain fit."""
+        a, b = cur.norm, stored.norm
+        clipped = cur.saturated | stored.saturated
+        gain = np.ones(a.shape[2], np.float32)
+        for c in range(a.shape[2]):
+            ac, bc, cc = a[::2, ::2, c], b[::2, ::2, c], clipped[::2, ::2, c]
+            ok = (ac > 0.05) & (bc > 0.05) & ~cc
+            if np.count_nonzero(ok) >= 16:
+                gain[c] = np.median(bc[ok] / ac[ok])
+        d = cv2.absdiff(a * gain, b)
+        # A clipped channel's ratio means nothing; judge that pixel by its other channels.
+        d[clipped] = 0
+        hit = d.max(axis=2) > self.threshold
+        if self._mask is not None:
+            hit &= self._mask
+        return int(np.count_nonzero(hit))
+
+    def _learn_noise(self, cur: np.ndarray, prev: np.ndarray) -> None:
+        ch = 1 if cur.shape[2] > 1 else 0
+        d = cur[::2, ::2, ch] - prev[::2, ::2, ch]
+        sigma = float(np.median(np.abs(d))) / 0.6745
+        sigma = min(max(sigma, 0.001), 0.05)
+        self._noise += 0.05 * (sigma - self._noise)
+
+    def _start_motion(self, pic: _Picture, now: float) -> None:
+        self._anchor, self._anchor_time = pic, now
+        self._still_since = now
+        self._state = SettleState.MOVING
+        self._evaluated = False
+
+    def _on_settle(
+        self, arr: np.ndarray, pic: _Picture, now: float, still_for: float
+    ) -> SettleEvent | None:
+        cubes = self._cube_area
+        change: float | None = None
+        if self._last_read is not None and not self._force:
+            change_px = self._differs(pic, self._last_read)
+            change = change_px / cubes
+            if change_px < self._min_px:
+                # Same picture as last read (a hand came and went): follow its lighting, stay quiet.
+                self._last_read = pic
+                self._state = (
+                    SettleState.EMPTY if self._last_kind == "emptied" else SettleState.SETTLED
+                )
+                return None
+        ref_cubes: float | None = None
+        empty = False
+        if self._reference is not None:
+            ref_px = self._differs(pic, self._reference)
+            ref_cubes = ref_px / cubes
+            empty = ref_px < self._min_px
+        self._force = False
+        kind = "emptied" if empty else "settled"
+        self._state = SettleState.EMPTY if empty else SettleState.SETTLED
+        self._last_read, self._last_kind = pic, kind
+        return SettleEvent(
+            kind=kind,
+            frame=arr.copy(),
+            time=now,
+            still_for=still_for,
+            change_cubes=change,
+            reference_cubes=ref_cubes,
+        )
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return f"{shape[1]}x{shape[0]}" + ("" if len(shape) == 2 else f"x{shape[2]}")
