@@ -21,7 +21,12 @@ class TrayOffer:
     total: int
 
     def to_dict(self) -> dict:
-        return {"actions": list(self.actions), "ap": self.ap, "gold": self.gold, "total": self.total}
+        return {
+            "actions": list(self.actions),
+            "ap": self.ap,
+            "gold": self.gold,
+            "total": self.total,
+        }
 
 
 def tray_offer(counts: dict[str, int], gold_divisor: int = 3) -> TrayOffer:

@@ -1,0 +1,184 @@
+"""The ``cubetower`` command: serve the device, count cubes in pictures, replay a game log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+from firmware.config import ConfigError, load_config, with_overrides
+
+
+def _count(args: argparse.Namespace) -> int:
+    """One line per image; the --json form is a contract other tools parse."""
+    from vision import VisionError, count_cubes, load_image
+
+    reference = None
+    if args.empty:
+        try:
+            reference = load_image(args.empty)
+        except VisionError as exc:
+            print(f"cubetower count: empty-tray reference {args.empty}: {exc}", file=sys.stderr)
+            return 2
+    status = 0
+    for name in args.images:
+        started = time.perf_counter()
+        try:
+            reading = count_cubes(load_image(name), reference)
+        except VisionError as exc:
+            status = 2
+            line = {"image": name, "error": str(exc)}
+            print(json.dumps(line) if args.json else f"{name}: error: {exc}", flush=True)
+            continue
+        ms = round((time.perf_counter() - started) * 1000, 1)
+        if args.json:
+            cubes = [
+                {k: v for k, v in cube.to_dict().items() if k != "uncertain"}
+                for cube in reading.cubes
+            ]
+            line = {
+                "image": name,
+                "counts": reading.counts,
+                "total": reading.total,
+                "cubes": cubes,
+                "ms": ms,
+            }
+            if reading.uncertain:
+                line["warnings"] = list(reading.warnings) or ["some cubes are uncertain"]
+            print(json.dumps(line), flush=True)
+        else:
+            present = ", ".join(f"{n} {c}" for c, n in reading.counts.items() if n) or "empty"
+            note = "  (uncertain: check the tray)" if reading.uncertain else ""
+            print(f"{name}: {present}; total {reading.total} ({ms} ms){note}", flush=True)
+    return status
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from companion.amerigo.replay import main as replay_main
+
+    return replay_main([args.game])
+
+
+def lan_addresses() -> list[str]:
+    """This machine's IPv4 addresses other than loopback, for the URL printed for phones."""
+    found: list[str] = []
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+    except OSError:
+        infos = []
+    for info in infos:
+        address = info[4][0]
+        if not address.startswith("127.") and address not in found:
+            found.append(address)
+    return found
+
+
+def print_url(host: str, port: int, out=sys.stdout) -> str:
+    if host in ("0.0.0.0", "", "::"):
+        addresses = lan_addresses() or ["127.0.0.1"]
+        url_host = addresses[0]
+    else:
+        url_host = host
+    url = f"http://{url_host}:{port}/"
+    print(f"\ncubetower is running. Open {url} on a phone on the same network:\n", file=out)
+    try:
+        import qrcode
+
+        code = qrcode.QRCode(border=1)
+        code.add_data(url)
+        code.print_ascii(out=out, invert=True)
+    except Exception as exc:  # a QR code is a nicety; the URL above is enough
+        print(f"(no QR code: {exc})", file=out)
+    out.flush()
+    return url
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import waitress
+
+    from companion.store import StoreError
+    from firmware.service import build_device
+    from firmware.sources import SourceError
+
+    try:
+        config = with_overrides(
+            load_config(args.config),
+            source=args.source,
+            host=args.host,
+            port=args.port,
+            data_dir=args.data_dir,
+        )
+        device = build_device(config)
+    except (ConfigError, SourceError, StoreError) as exc:
+        print(f"cubetower serve: {exc}", file=sys.stderr)
+        return 2
+    print(f"camera: {device.source.name}; data: {config.data_path}", flush=True)
+    device.start()
+    server = waitress.create_server(
+        device.app(),
+        host=config.server.host,
+        port=config.server.port,
+        threads=config.server.threads,
+        channel_timeout=30,
+    )
+    print_url(config.server.host, server.effective_port)
+
+    def shut_down(signum, _frame):
+        logging.getLogger(__name__).info("signal %s: stopping", signum)
+        server.close()
+
+    signal.signal(signal.SIGTERM, shut_down)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        device.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cubetower", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the device and its phone app")
+    serve.add_argument(
+        "--source",
+        help="demo | picamera | webcam[:N] | a folder whose newest image is the frame "
+        "(default: the Pi camera if there is one, else the demo replay)",
+    )
+    serve.add_argument("--host", help="address to listen on (default 0.0.0.0: the whole LAN)")
+    serve.add_argument("--port", type=int, help="port (default 8000)")
+    serve.add_argument("--data-dir", help="where the game database and calibration live")
+    serve.add_argument("--config", type=Path, help="a TOML config file")
+    serve.set_defaults(run=_serve)
+
+    count = commands.add_parser("count", help="count the cubes in tray pictures")
+    count.add_argument("--empty", help="a picture of the same empty tray (calibration)")
+    count.add_argument("--json", action="store_true", help="one JSON object per line")
+    count.add_argument("images", nargs="+", metavar="IMAGE")
+    count.set_defaults(run=_count)
+
+    replay = commands.add_parser("replay", help="replay a game's event log to its score sheet")
+    replay.add_argument("game", metavar="GAME.jsonl")
+    replay.set_defaults(run=_replay)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Typed device configuration from a TOML file, with command-line flags on top.
+
+Unknown keys are rejected with a message naming the key and the allowed ones: a typo in a config
+file on a headless Pi must fail loudly at start, not be silently ignored all evening.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ConfigError(ValueError):
+    """The configuration is wrong; the message names the file, section and key."""
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "cubetower"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "0.0.0.0"
+    port: int = 8000
+    threads: int = 24  # each open phone holds one thread for its live stream
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    source: str = "auto"  # auto | demo | picamera | webcam[:N] | a folder path
+    width: int = 1152
+    height: int = 648
+
+
+@dataclass(frozen=True)
+class WatcherConfig:
+    poll_seconds: float = 0.1
+    still_seconds: float = 0.6
+
+
+@dataclass(frozen=True)
+class VisionConfig:
+    empty_reference: str = ""  # picture of the empty tray; calibration sets it
+    picture_width: int = 960  # width of the annotated picture sent to phones
+
+
+@dataclass(frozen=True)
+class Config:
+    data_dir: str = ""
+    server: ServerConfig = field(default_factory=ServerConfig)
+    camera: CameraConfig = field(default_factory=CameraConfig)
+    watcher: WatcherConfig = field(default_factory=WatcherConfig)
+    vision: VisionConfig = field(default_factory=VisionConfig)
+    panel: dict = field(default_factory=dict)  # checked by firmware.panel.PanelConfig
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()
+
+
+def _check_value(where: str, name: str, expected, value):
+    if isinstance(expected, types.UnionType) or typing.get_origin(expected) is typing.Union:
+        expected = tuple(typing.get_args(expected))
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    ok = isinstance(value, expected) and not (isinstance(value, bool) and expected is not bool)
+    if not ok:
+        wanted = getattr(expected, "__name__", str(expected))
+        raise ConfigError(f"{where}: '{name}' must be {wanted}, got {value!r}")
+    return value
+
+
+def build(cls, data: dict, where: str):
+    """Make dataclass ``cls`` from ``data``, refusing keys it does not have."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where} must be a table")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {unknown[0]!r}; allowed keys are {', '.join(names)}"
+        )
+    values = {}
+    for name, value in data.items():
+        expected = hints[name]
+        if dataclasses.is_dataclass(expected):
+            values[name] = build(expected, value, f"{where} [{name}]")
+        else:
+            values[name] = _check_value(where, name, expected, value)
+    return cls(**values)
+
+
+def load_config(path: str | Path | None) -> Config:
+    if path is None:
+        return Config()
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    config = build(Config, data, str(path))
+    if not 1 <= config.server.port <= 65535:
+        raise ConfigError(f"{path} [server]: port must be 1-65535, got {config.server.port}")
+    return config
+
+
+def with_overrides(config: Config, **flags) -> Config:
+    """Apply command-line flags (None means "not given") over the file's values."""
+    server = dataclasses.replace(
+        config.server,
+        **{k: v for k, v in {"host": flags.get("host"), "port": flags.get("port")}.items() if v},
+    )
+    camera = config.camera
+    if flags.get("source"):
+        camera = dataclasses.replace(camera, source=flags["source"])
+    data_dir = flags.get("data_dir") or config.data_dir
+    return dataclasses.replace(config, server=server, camera=camera, data_dir=str(data_dir or ""))

@@ -1,0 +1,135 @@
+"""The composition root: config in, a running device out.
+
+Opens the camera, the data file and the GPIO panel, wires the vision counter to the companion's
+tray board, and serves the phone app with waitress. Everything is built here and passed in; no
+other module reaches for a global.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from vision.overlay import draw_overlay, encode_jpeg
+
+from companion.hub import Hub
+from companion.store import Store
+from companion.tray import TrayBoard
+from companion.web.app import DeviceHooks, create_app
+from firmware.config import Config
+from firmware.sources import (
+    DEMO_DIR,
+    DemoSource,
+    FolderSource,
+    FrameSource,
+    SourceError,
+    open_source,
+)
+from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
+from vision import VisionError, count_cubes, load_image
+from vision.settle import SettleDetector
+
+log = logging.getLogger(__name__)
+
+STILL_SOURCES = (DemoSource, FolderSource)  # each picture is already a tray at rest
+
+
+def choose_source(spec: str) -> FrameSource:
+    """``auto`` means the Pi camera when there is one, otherwise the demo replay."""
+    if spec != "auto":
+        return open_source(spec)
+    try:
+        return open_source("picamera")
+    except SourceError as exc:
+        log.info("no Pi camera (%s); replaying the demo game instead", exc)
+        return open_source("demo")
+
+
+@dataclass
+class Reader:
+    """Counts one frame and draws the picture the phones see."""
+
+    reference: np.ndarray | None = None
+    picture_width: int = 960
+    timings_ms: list[float] = field(default_factory=list)
+
+    def __call__(self, image: np.ndarray) -> Outcome:
+        started = time.perf_counter()
+        reading = count_cubes(image, self.reference)
+        ms = (time.perf_counter() - started) * 1000
+        picture = encode_jpeg(draw_overlay(image, reading), max_width=self.picture_width)
+        return Outcome({**reading.to_dict(), "ms": round(ms, 1)}, picture)
+
+
+def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | None:
+    """The empty-tray picture: the configured one, the calibrated one, or the demo's own."""
+    candidates = []
+    if config.vision.empty_reference:
+        candidates.append(Path(config.vision.empty_reference).expanduser())
+    candidates.append(config.data_path / "empty.jpg")
+    if isinstance(source, DemoSource):
+        candidates.insert(0, DEMO_DIR / "empty.jpg")
+    for path in candidates:
+        if path.is_file():
+            try:
+                return load_image(path)
+            except VisionError as exc:
+                log.warning("ignoring empty-tray reference %s: %s", path, exc)
+    return None
+
+
+def trigger_for(config: Config, source: FrameSource, reference: np.ndarray | None) -> Trigger:
+    if isinstance(source, STILL_SOURCES):
+        return ChangedFrameTrigger()
+    detector = SettleDetector(still_seconds=config.watcher.still_seconds)
+    return SettleTrigger(detector, reference)
+
+
+@dataclass
+class Device:
+    config: Config
+    source: FrameSource
+    store: Store
+    hub: Hub
+    board: TrayBoard
+    watcher: TrayWatcher
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.board.set_status("starting", source=self.source.name)
+        self.thread = threading.Thread(
+            target=self.watcher.run, args=(self.stop_event,), name="tray-watcher", daemon=True
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self.thread:
+            self.thread.join(timeout=5)
+        self.source.close()
+        self.store.close()
+
+    def app(self):
+        return create_app(self.board, self.hub, DeviceHooks(read_now=self.watcher.request_read))
+
+
+def build_device(config: Config, source: FrameSource | None = None) -> Device:
+    source = source or choose_source(config.camera.source)
+    store = Store(config.data_path / "cubetower.sqlite")
+    hub = Hub()
+    board = TrayBoard(store, hub)
+    reference = empty_reference_for(config, source)
+    reader = Reader(reference, config.vision.picture_width)
+    watcher = TrayWatcher(
+        source,
+        reader,
+        board,
+        trigger_for(config, source, reference),
+        poll_seconds=config.watcher.poll_seconds,
+    )
+    return Device(config, source, store, hub, board, watcher)

@@ -1,0 +1,156 @@
+"""The loop that watches the tray and reads it when there is something new to read.
+
+One ``step()`` is one look at the camera, so tests drive the loop frame by frame with a fake clock;
+``run()`` just repeats it. What counts as "something new" is a trigger: a still picture that changed
+(a folder or the demo replay) or a live stream that has come to rest (the settle detector).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from firmware.sources import Frame, FrameError, FrameSource, NoFrameYet
+from vision import VisionError
+from vision.settle import SettleDetector
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What reading one frame produced, as plain data for the companion."""
+
+    reading: dict
+    picture: bytes | None
+
+
+class Sink(Protocol):
+    """Where readings go (the companion's TrayBoard)."""
+
+    def publish_reading(self, frame_id: str, reading: dict, picture: bytes | None) -> dict: ...
+
+    def publish_error(self, frame_id: str, message: str) -> dict: ...
+
+    def set_status(self, state: str, message: str = "", source: str | None = None) -> None: ...
+
+
+class Trigger(Protocol):
+    def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
+        """(read this frame?, the device state to show: waiting / settling / read...)."""
+
+
+class ChangedFrameTrigger:
+    """For sources of still pictures: each new picture is a tray at rest, read it once."""
+
+    def __init__(self):
+        self._last_id: str | None = None
+
+    def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
+        if frame.frame_id == self._last_id:
+            return False, "read"
+        self._last_id = frame.frame_id
+        return True, "read"
+
+
+class SettleTrigger:
+    """For live cameras: read once each time the tray comes to rest with something new on it."""
+
+    STATES: ClassVar[dict[str, str]] = {"moving": "settling", "settled": "read", "empty": "waiting"}
+
+    def __init__(self, detector: SettleDetector, reference: np.ndarray | None = None):
+        self.detector = detector
+        if reference is not None:
+            detector.set_reference(reference)
+
+    def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
+        event = self.detector.update(frame.image, now)
+        return event is not None, self.STATES.get(str(self.detector.state), "read")
+
+
+class TrayWatcher:
+    def __init__(
+        self,
+        source: FrameSource,
+        read_frame: Callable[[np.ndarray], Outcome],
+        sink: Sink,
+        trigger: Trigger | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        poll_seconds: float = 0.1,
+    ):
+        self.source = source
+        self.read_frame = read_frame
+        self.sink = sink
+        self.trigger = trigger or ChangedFrameTrigger()
+        self.clock = clock
+        self.poll_seconds = poll_seconds
+        self._read_requested = threading.Event()
+        self._last_error: str | None = None
+        self._errors = 0
+        self.reads = 0
+
+    def request_read(self) -> None:
+        """A player pressed "read now": read the next frame whatever the trigger says."""
+        self._read_requested.set()
+
+    def step(self) -> bool:
+        """Look at the camera once; True when a reading (or a read error) was published."""
+        now = self.clock()
+        try:
+            frame = self.source.read()
+        except NoFrameYet as exc:
+            self.sink.set_status("waiting", str(exc), source=self.source.name)
+            return False
+        except FrameError as exc:
+            return self._frame_error(str(exc))
+        self._last_error = None
+        wanted, state = self.trigger.should_read(frame, now)
+        if self._read_requested.is_set():
+            self._read_requested.clear()
+            wanted = True
+        if not wanted:
+            self.sink.set_status(state, source=self.source.name)
+            return False
+        return self._read(frame)
+
+    def _read(self, frame: Frame) -> bool:
+        try:
+            outcome = self.read_frame(frame.image)
+        except VisionError as exc:
+            log.warning("could not read frame %s: %s", frame.frame_id, exc)
+            self.sink.publish_error(frame.frame_id, str(exc))
+            self.sink.set_status("error", str(exc), source=self.source.name)
+            return True
+        self.reads += 1
+        self.sink.publish_reading(frame.frame_id, outcome.reading, outcome.picture)
+        uncertain = outcome.reading.get("uncertain")
+        self.sink.set_status("uncertain" if uncertain else "read", source=self.source.name)
+        return True
+
+    def _frame_error(self, message: str) -> bool:
+        """Say once per distinct problem; a camera that stays away must not flood the log."""
+        self.sink.set_status("error", message, source=self.source.name)
+        if message == self._last_error:
+            return False
+        log.warning("camera problem: %s", message)
+        self._last_error = message
+        self._errors += 1
+        self.sink.publish_error(f"error-{self._errors}", message)
+        return True
+
+    def run(self, stop: threading.Event) -> None:
+        """Repeat ``step`` until ``stop`` is set; an unexpected bug is logged, never fatal."""
+        while not stop.is_set():
+            try:
+                self.step()
+            except Exception:  # keep the table's evening going; the log has the traceback
+                log.exception("tray watcher step failed")
+                self.sink.set_status("error", "internal error reading the tray; see the log")
+            stop.wait(self.poll_seconds)

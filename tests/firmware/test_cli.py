@@ -1,0 +1,76 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from firmware.cli import main
+from firmware.sources import DEMO_DIR
+
+COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"]
+DROP = str(DEMO_DIR / "drop01.jpg")
+
+
+def json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_count_json_contract(capsys):
+    assert main(["count", "--json", DROP]) == 0
+    [line] = json_lines(capsys.readouterr().out)
+    assert line["image"] == DROP
+    assert list(line["counts"]) == COLOURS
+    assert all(isinstance(n, int) and n >= 0 for n in line["counts"].values())
+    assert line["total"] == sum(line["counts"].values()) == len(line["cubes"])
+    for cube in line["cubes"]:
+        assert {"colour", "x", "y", "confidence"} <= set(cube)
+        assert cube["colour"] in COLOURS
+        assert 0.0 <= cube["confidence"] <= 1.0
+        assert 0 <= cube["x"] < 1152 and 0 <= cube["y"] < 648
+    assert line["ms"] > 0
+
+
+def test_count_with_empty_reference(capsys):
+    assert main(["count", "--json", "--empty", str(DEMO_DIR / "empty.jpg"), DROP]) == 0
+    [line] = json_lines(capsys.readouterr().out)
+    assert line["total"] > 0
+
+
+def test_corrupt_and_missing_files_are_reported_and_the_rest_still_read(tmp_path, capsys):
+    corrupt = tmp_path / "corrupt.jpg"
+    corrupt.write_bytes(b"\xff\xd8\xff\xe0 this is no jpeg")
+    missing = tmp_path / "missing.jpg"
+    status = main(["count", "--json", str(corrupt), DROP, str(missing)])
+    assert status == 2
+    lines = json_lines(capsys.readouterr().out)
+    assert [line["image"] for line in lines] == [str(corrupt), DROP, str(missing)]
+    assert set(lines[0]) == {"image", "error"} and lines[0]["error"]
+    assert "counts" in lines[1]
+    assert set(lines[2]) == {"image", "error"} and lines[2]["error"]
+
+
+def test_count_plain_text_is_one_line_per_image(tmp_path, capsys):
+    bad = tmp_path / "bad.png"
+    bad.write_text("nope")
+    assert main(["count", DROP, str(bad)]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2
+    assert out[0].startswith(DROP) and "total" in out[0]
+    assert out[1].startswith(str(bad)) and "error" in out[1]
+
+
+def test_unreadable_empty_reference_is_a_clear_error(tmp_path, capsys):
+    assert main(["count", "--empty", str(tmp_path / "nope.jpg"), DROP]) == 2
+    assert "empty-tray reference" in capsys.readouterr().err
+
+
+def test_console_script_is_installed_and_runs():
+    exe = Path(sys.executable).with_name("cubetower")
+    if not exe.exists():
+        pytest.skip("cubetower console script not installed in this environment")
+    done = subprocess.run(
+        [str(exe), "count", "--json", DROP], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json_lines(done.stdout)[0]["image"] == DROP

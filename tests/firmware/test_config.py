@@ -1,0 +1,67 @@
+import pytest
+
+from firmware.config import Config, ConfigError, load_config, with_overrides
+
+
+def write(tmp_path, text):
+    path = tmp_path / "cubetower.toml"
+    path.write_text(text)
+    return path
+
+
+def test_no_file_means_defaults():
+    config = load_config(None)
+    assert config == Config()
+    assert config.server.port == 8000 and config.camera.source == "auto"
+
+
+def test_a_full_file_is_read_into_types(tmp_path):
+    config = load_config(
+        write(
+            tmp_path,
+            'data_dir = "/tmp/ct"\n[server]\nport = 9000\n[camera]\nsource = "webcam:1"\n'
+            "[watcher]\nstill_seconds = 1\n[panel]\nenabled = false\n",
+        )
+    )
+    assert config.server.port == 9000
+    assert config.camera.source == "webcam:1"
+    assert config.watcher.still_seconds == 1.0 and isinstance(config.watcher.still_seconds, float)
+    assert str(config.data_path) == "/tmp/ct"
+    assert config.panel == {"enabled": False}
+
+
+def test_unknown_key_is_named_with_the_allowed_ones(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown key 'prot'.*allowed keys are host, port"):
+        load_config(write(tmp_path, "[server]\nprot = 9000\n"))
+
+
+def test_unknown_section_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="unknown key 'camra'"):
+        load_config(write(tmp_path, "[camra]\nsource = 'demo'\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[server]\nport = "eighty"\n', "'port' must be int"),
+        ("[server]\nport = 70000\n", "port must be 1-65535"),
+        ("[server]\nport = true\n", "'port' must be int"),
+        ("[server\n", "not valid TOML"),
+    ],
+)
+def test_wrong_values_are_clear_errors(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_flags_override_the_file(tmp_path):
+    config = load_config(write(tmp_path, "[server]\nport = 9000\nhost = '127.0.0.1'\n"))
+    merged = with_overrides(config, source="demo", port=8123, host=None, data_dir=str(tmp_path))
+    assert merged.server.port == 8123 and merged.server.host == "127.0.0.1"
+    assert merged.camera.source == "demo"
+    assert merged.data_path == tmp_path

@@ -1,0 +1,166 @@
+import threading
+
+import numpy as np
+
+from firmware.sources import Frame, FrameError, FrameSource, NoFrameYet
+from firmware.watcher import ChangedFrameTrigger, Outcome, TrayWatcher
+from vision import VisionError
+
+
+class ScriptedSource(FrameSource):
+    """Plays back a list of frame ids / exceptions, repeating the last one."""
+
+    name = "scripted"
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def read(self):
+        item = self.items.pop(0) if len(self.items) > 1 else self.items[0]
+        if isinstance(item, Exception):
+            raise item
+        return Frame(np.zeros((4, 4, 3), np.uint8), item, 0.0)
+
+
+class RecordingSink:
+    def __init__(self):
+        self.readings, self.errors, self.states = [], [], []
+
+    def publish_reading(self, frame_id, reading, picture):
+        self.readings.append((frame_id, reading, picture))
+
+    def publish_error(self, frame_id, message):
+        self.errors.append((frame_id, message))
+
+    def set_status(self, state, message="", source=None):
+        self.states.append(state)
+
+
+def reader(image):
+    return Outcome({"counts": {"red": 1}, "uncertain": False}, b"jpg")
+
+
+def test_reads_each_new_frame_once():
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource(["a", "a", "a", "b", "b"]), reader, sink)
+    for _ in range(5):
+        watcher.step()
+    assert [r[0] for r in sink.readings] == ["a", "b"]
+    assert sink.states[-1] == "read"
+
+
+def test_read_now_rereads_the_current_frame():
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource(["a"]), reader, sink)
+    watcher.step()
+    watcher.step()
+    watcher.request_read()
+    watcher.step()
+    assert [r[0] for r in sink.readings] == ["a", "a"]
+
+
+def test_an_unreadable_frame_is_published_as_an_error_and_the_loop_goes_on():
+    def picky(image):
+        raise VisionError("tray not found")
+
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource(["a"]), picky, sink)
+    assert watcher.step() is True
+    assert sink.errors == [("a", "tray not found")]
+    assert sink.states[-1] == "error"
+
+
+def test_a_lost_camera_is_said_once_and_recovery_resumes_reading():
+    lost = FrameError("webcam 0 gave no frame")
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource([lost, lost, lost, "a"]), reader, sink)
+    for _ in range(4):
+        watcher.step()
+    assert len(sink.errors) == 1 and "webcam" in sink.errors[0][1]
+    assert [r[0] for r in sink.readings] == ["a"]
+
+
+def test_an_empty_folder_is_waiting_not_an_error():
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource([NoFrameYet("no image yet")]), reader, sink)
+    watcher.step()
+    assert sink.errors == [] and sink.states == ["waiting"]
+
+
+def test_uncertain_readings_ask_the_players_to_check():
+    sink = RecordingSink()
+    watcher = TrayWatcher(
+        ScriptedSource(["a"]), lambda i: Outcome({"uncertain": True}, None), sink
+    )
+    watcher.step()
+    assert sink.states[-1] == "uncertain"
+
+
+def test_run_survives_a_bug_in_one_step_and_stops_on_request():
+    calls = []
+    stop = threading.Event()
+
+    def buggy(image):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        stop.set()
+        return Outcome({}, None)
+
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource(["a"]), buggy, sink, poll_seconds=0.0)
+    watcher.request_read()
+    thread = threading.Thread(target=watcher.run, args=(stop,))
+    thread.start()
+    watcher.request_read()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert "error" in sink.states
+
+
+def test_changed_frame_trigger():
+    trigger = ChangedFrameTrigger()
+    frame = Frame(np.zeros((1, 1, 3), np.uint8), "x", 0.0)
+    assert trigger.should_read(frame, 0.0)[0] is True
+    assert trigger.should_read(frame, 1.0)[0] is False
+
+
+def test_settle_trigger_reads_a_live_stream_once_it_comes_to_rest():
+    from firmware.watcher import SettleTrigger
+    from vision.settle import SettleDetector
+
+    rng = np.random.default_rng(1)
+    tray = rng.integers(90, 110, (240, 320, 3), dtype=np.uint8)
+    with_cube = tray.copy()
+    with_cube[100:130, 150:180] = (30, 30, 200)
+
+    class Stream(FrameSource):
+        name = "live"
+
+        def __init__(self):
+            self.n = 0
+            self.image = tray
+
+        def read(self):
+            self.n += 1
+            return Frame(self.image, f"live-{self.n}", 0.0)
+
+    now = [0.0]
+    source = Stream()
+    sink = RecordingSink()
+    watcher = TrayWatcher(
+        source, reader, sink, SettleTrigger(SettleDetector(still_seconds=0.5)), clock=lambda: now[0]
+    )
+    for _ in range(10):  # a quiet empty tray settles once
+        watcher.step()
+        now[0] += 0.1
+    first = len(sink.readings)
+    source.image = with_cube  # a cube lands
+    for _ in range(3):
+        watcher.step()
+        now[0] += 0.1
+    assert len(sink.readings) == first  # not yet at rest for 0.5 s
+    for _ in range(10):
+        watcher.step()
+        now[0] += 0.1
+    assert len(sink.readings) == first + 1  # read exactly once after settling
