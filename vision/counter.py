@@ -1,0 +1,206 @@
+"""The seam the rest of the project calls: ``load_image`` and ``count_cubes``.
+
+Pipeline: find (or take) the tray floor and rectify it (``vision.tray``); model the bare floor and
+mark what differs (``vision.segment``); turn blobs into cubes using the known cube size; name each
+cube's colour against the floor (``vision.colours``); use the game's per-colour upper bounds, when
+given, to re-name the least certain cubes; report a confidence per cube and, in words, anything
+the counter was unsure of.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.calibration import Calibration
+from vision.colours import ColourModel, normalised_lab, to_linear
+from vision.errors import VisionError
+from vision.reading import COLOURS, Cube, TrayReading
+from vision.segment import blobs, floor_and_cubes, split_blob
+from vision.tray import TrayView, find_tray, view_from_corners
+
+# Below this a cube is reported as uncertain.
+UNSURE_BELOW = 0.6
+# A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
+# the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
+SINGLE_CUBE_CM2 = 1.5
+
+
+def load_image(path) -> np.ndarray:
+    """Read an image file as BGR uint8; VisionError with a reason a person understands."""
+    p = Path(os.fspath(path))
+    if not p.exists():
+        raise VisionError(f"file not found: {p}")
+    if p.is_dir():
+        raise VisionError(f"not a file but a folder: {p}")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise VisionError(f"cannot read file: {p} ({exc.strerror or exc})") from exc
+    if not data:
+        raise VisionError(f"empty file: {p}")
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None or img.size == 0:
+        raise VisionError(f"not an image file (cannot decode): {p}")
+    return img
+
+
+def _check_frame(image, what: str = "image") -> np.ndarray:
+    if not isinstance(image, np.ndarray):
+        raise VisionError(f"{what} must be a numpy array (BGR uint8), not {type(image).__name__}")
+    if image.dtype != np.uint8:
+        raise VisionError(f"{what} must be 8-bit (uint8), not {image.dtype}")
+    if image.ndim == 2:
+        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    elif image.ndim == 3 and image.shape[2] == 4:
+        image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    elif image.ndim != 3 or image.shape[2] != 3:
+        raise VisionError(f"{what} must be H x W x 3 (BGR), not shape {image.shape}")
+    h, w = image.shape[:2]
+    if h < 64 or w < 64:
+        raise VisionError(f"{what} is too small to count cubes in ({w} x {h} px)")
+    mean = float(image.mean())
+    if mean < 8:
+        raise VisionError(f"{what} is (almost) all black: is the camera covered or the light off?")
+    if mean > 250:
+        raise VisionError(f"{what} is (almost) all white: over-exposed")
+    if float(image.std()) < 2:
+        raise VisionError(f"{what} is one flat colour: nothing to see")
+    return np.ascontiguousarray(image)
+
+
+def _bounds(bounds) -> dict[str, int] | None:
+    if bounds is None:
+        return None
+    out = {}
+    for c, v in dict(bounds).items():
+        if c not in COLOURS:
+            raise VisionError(f"unknown colour in bounds: {c!r}")
+        out[c] = max(0, int(v))
+    return out
+
+
+def _view(image, calibration: Calibration | None) -> TrayView:
+    if calibration is not None and calibration.corners is not None:
+        return view_from_corners(calibration.corners)
+    return find_tray(image)
+
+
+def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> TrayReading:
+    """Count the cubes in the tray, by colour. See the module docstring for the pipeline."""
+    image = _check_frame(image)
+    if reference is not None:
+        reference = _check_frame(reference, "reference")
+        if reference.shape != image.shape:
+            raise VisionError(
+                f"reference is {reference.shape[1]} x {reference.shape[0]} but the frame is "
+                f"{image.shape[1]} x {image.shape[0]}: it must come from the same camera"
+            )
+    if calibration is not None and not isinstance(calibration, Calibration):
+        raise VisionError("calibration must be a vision.calibration.Calibration")
+    bounds = _bounds(bounds)
+    model = calibration.colours if calibration is not None else ColourModel.default()
+    warnings: list[str] = []
+
+    # The empty tray has no cubes on it, so when there is one it is the better frame to find
+    # the tray in.
+    if calibration is not None and calibration.corners is not None:
+        view = view_from_corners(calibration.corners)
+    elif reference is not None:
+        try:
+            view = find_tray(reference)
+        except VisionError:
+            view = find_tray(image)
+    else:
+        view = find_tray(image)
+
+    rect = view.rectify(image)
+    ref_rect = view.rectify(reference) if reference is not None else None
+    bg_lin, fg = floor_and_cubes(rect, ref_rect, view.px_per_cm)
+    rect_lin = to_linear(rect)
+    cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
+
+    found = blobs(fg)
+    singles = [b.area for b in found if 0.6 * cube_area < b.area < 1.4 * cube_area]
+    if len(singles) >= 3:
+        cube_area = float(np.median(singles))
+
+    cubes: list[dict] = []
+    for b in found:
+        est = b.area / cube_area
+        n = max(1, round(est))
+        pieces = split_blob(b, n)
+        ambiguous = n > 1 and abs(est - n) > 0.35
+        if est < 0.45:
+            ambiguous = True
+        for m in pieces:
+            ys, xs = np.nonzero(m)
+            if len(xs) == 0:
+                continue
+            lab = normalised_lab(rect_lin[ys, xs], bg_lin[ys, xs])
+            # The faces towards the light (usually the top) carry the paint's colour best.
+            order = np.argsort(lab[:, 0])
+            top = lab[order[len(order) // 2:]]
+            colour_lab = np.median(top, axis=0)
+            p = model.probabilities(colour_lab[None])[0]
+            cx, cy = float(xs.mean()), float(ys.mean())
+            cubes.append({"p": p, "xy": (cx, cy), "ambiguous": ambiguous, "lab": colour_lab})
+
+    if bounds:
+        _apply_bounds(cubes, bounds, warnings)
+
+    out = []
+    for c in cubes:
+        k = int(np.argmax(c["p"]))
+        conf = float(c["p"][k])
+        if c["ambiguous"]:
+            conf *= 0.6
+        x, y = view.rect_to_image(np.array([c["xy"]]))[0]
+        unsure = conf < UNSURE_BELOW
+        if unsure:
+            second = COLOURS[int(np.argsort(c["p"])[-2])]
+            if c["ambiguous"]:
+                warnings.append(f"a blob near ({x:.0f}, {y:.0f}) could not be split with certainty")
+            else:
+                warnings.append(
+                    f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]} but could be {second}"
+                )
+        out.append(Cube(COLOURS[k], float(x), float(y), round(conf, 3), unsure))
+    return TrayReading(tuple(out), tuple(warnings))
+
+
+def _apply_bounds(cubes: list[dict], bounds: dict[str, int], warnings: list[str]) -> None:
+    """Re-name the least certain cubes of any colour that exceeds what the game allows."""
+    for _ in range(len(cubes) * len(COLOURS)):
+        counts = dict.fromkeys(COLOURS, 0)
+        for c in cubes:
+            counts[COLOURS[int(np.argmax(c["p"]))]] += 1
+        over = [col for col in COLOURS if col in bounds and counts[col] > bounds[col]]
+        if not over:
+            return
+        col = over[0]
+        k = COLOURS.index(col)
+        members = [c for c in cubes if int(np.argmax(c["p"])) == k]
+        # the member most willing to be something else that still has room
+        best, best_alt, best_score = None, None, -1.0
+        for c in members:
+            for j in np.argsort(c["p"])[::-1]:
+                alt = COLOURS[int(j)]
+                if alt == col or counts[alt] >= bounds.get(alt, 10**9):
+                    continue
+                score = float(c["p"][j] / max(c["p"][k], 1e-9))
+                if score > best_score:
+                    best, best_alt, best_score = c, int(j), score
+                break
+        if best is None:
+            warnings.append(
+                f"more {col} cubes seen ({counts[col]}) than can be there ({bounds[col]})"
+            )
+            return
+        p = best["p"].copy()
+        p[k] = 0.0
+        best["p"] = p / max(p.sum(), 1e-9)
+        best["p"][best_alt] = max(best["p"][best_alt], 1e-6)
