@@ -1,0 +1,66 @@
+"""The phone page in a real headless Chromium, against the real waitress server."""
+
+import shutil
+import threading
+
+import pytest
+import waitress
+
+from firmware.config import Config, with_overrides
+from firmware.service import build_device
+from firmware.sources import DEMO_DIR, FolderSource
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def served(tmp_path):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    device = build_device(config, FolderSource(frames))
+    device.watcher.poll_seconds = 0.05
+    device.start()
+    server = waitress.create_server(device.app(), host="127.0.0.1", port=0, threads=8)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.effective_port}", frames, device
+    server.close()
+    device.stop()
+
+
+def test_page_updates_live_when_the_tray_changes(served, browser):
+    url, frames, device = served
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
+    page.goto(url)
+    page.wait_for_function("document.getElementById('status').dataset.state !== 'starting'")
+    assert page.text_content("#tray-caption").startswith("Waiting")
+
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")  # the tray changes: no reload
+    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    api = page.request.get(f"{url}/api/tray").json()
+    assert api["total"] > 0
+    for colour, n in api["counts"].items():
+        assert page.text_content(f'[data-count="{colour}"]') == str(n)
+    assert page.text_content("#ap") == str(api["ap"])
+    assert page.text_content("#gold") == str(api["gold"])
+    assert page.text_content("#actions") == ", ".join(api["actions"])
+    page.wait_for_function("document.getElementById('tray-picture').naturalWidth > 0")
+    assert page.locator("#history li").count() >= 1
+    page.screenshot(path=str(frames.parent / "phone.png"), full_page=True)
+    page.close()
+
+
+def test_read_now_button_reads_again(served, browser):
+    url, frames, device = served
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "a.jpg")
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    reads = device.watcher.reads
+    page.click("#read-now")
+    page.wait_for_function(
+        "document.querySelectorAll('#history li').length >= 2", timeout=15000
+    )
+    assert device.watcher.reads > reads
+    page.close()
