@@ -43,6 +43,7 @@ from vision.errors import VisionError
 log = logging.getLogger(__name__)
 
 TRAY_LONG_CM = 16.0  # the tray's long inside edge; one cube is 1 cm
+_REFRESH_READ_S = 5.0  # how often a quiet tray's last-read picture follows the light
 
 
 class SettleState(StrEnum):
@@ -68,8 +69,9 @@ class SettleConfig:
     work_width: int = 160
     # A frame whose brightest channel mean is below this (0-255) is a camera glitch, not a scene.
     dark_level: float = 8.0
-    # Pixels at or above this (0-255) are clipped; their ratio to a stored picture means nothing.
-    saturated_level: int = 250
+    # Work pixels at or above this (0-255) are (partly) clipped; their ratio to a stored picture
+    # means nothing, so they are left out of comparisons with stored pictures.
+    saturated_level: int = 245
 
     def __post_init__(self) -> None:
         if self.still_seconds < 0:
@@ -96,10 +98,20 @@ class SettleEvent:
 
 @dataclass
 class _Picture:
-    """A stored work image: normalised float planes plus which pixel channels were clipped."""
+    """A work image: brightness-normalised float planes, and the uint8 copy they came from."""
 
     norm: np.ndarray
-    saturated: np.ndarray
+    small: np.ndarray
+    means: tuple[float, ...]
+    _clipped: np.ndarray | None = None
+
+    def clipped(self, level: int) -> np.ndarray:
+        """Channels at or near clipping; dilated since blur smears clipping into neighbours."""
+        if self._clipped is None:
+            sat = (self.small >= level).astype(np.uint8)
+            sat = cv2.dilate(sat, np.ones((3, 3), np.uint8))
+            self._clipped = sat.reshape(self.small.shape).astype(bool)
+        return self._clipped
 
 
 class SettleDetector:
@@ -131,6 +143,7 @@ class SettleDetector:
         self._note: str | None = None
         self._motion = 0.0
         self._dark_run = 0
+        self._frames = 0
 
     # ---- public state -------------------------------------------------------------------------
 
@@ -174,12 +187,13 @@ class SettleDetector:
             self._reference = None
             return
         arr = self._validate(frame)
-        if arr is None or self._is_dark(arr):
-            raise VisionError("the empty-tray reference is black or blank; take it again")
+        if arr is None:
+            raise VisionError("the empty-tray reference is empty; take it again")
+        pic = self._picture(arr)
+        if self._is_dark(pic):
+            raise VisionError("the empty-tray reference is black; take it again")
         self._reference_frame = arr.copy()
-        self._reference = None
-        if self._shape is not None and arr.shape == self._shape:
-            self._reference = self._picture(arr)
+        self._reference = pic if arr.shape == self._shape else None
 
     def set_tray(self, corners: Sequence[Sequence[float]] | np.ndarray | None) -> None:
         """Watch only inside the tray (four or more corners, frame pixels); None watches it all.
@@ -214,7 +228,8 @@ class SettleDetector:
         arr = self._validate(frame)
         if arr is None:
             return self._glitch("no frame (camera read failed)")
-        if self._is_dark(arr):
+        pic = self._picture(arr)
+        if self._is_dark(pic):
             return self._glitch("black frame (camera glitch); ignored")
         if self._dark_run:
             log.info("camera back after %d glitch frame(s)", self._dark_run)
@@ -231,7 +246,6 @@ class SettleDetector:
             self._shape = arr.shape
             self._setup_geometry(arr.shape)
 
-        pic = self._picture(arr)
         if self._anchor is None:
             self._start_motion(pic, now)
             return None
@@ -239,7 +253,9 @@ class SettleDetector:
         thr = self.threshold
         changed = self._count(pic.norm, self._anchor.norm, thr)
         self._motion = changed / self._cube_area
-        if self._prev is not None and changed < self._min_px:
+        self._frames += 1
+        if self._prev is not None and self._frames % 3 == 0:
+            # Noise changes slowly; measuring it on every third frame saves a third of the cost.
             self._learn_noise(pic.norm, self._prev)
         self._prev = pic.norm
 
@@ -256,9 +272,13 @@ class SettleDetector:
             return self._on_settle(arr, pic, now, still_for)
 
         if now - self._anchor_time >= max(self.config.still_seconds, 0.2):
-            # Quiet tray: follow slow drift so it never adds up to "new content".
+            # Quiet tray: follow slow drift so it never adds up to "motion".
             self._anchor, self._anchor_time = pic, now
-            if self._last_read is not None and self._differs(pic, self._last_read) < self._min_px:
+        if self._last_read is not None and now - self._read_time >= _REFRESH_READ_S:
+            # ... nor, over minutes of light changing, into "new content". The gain fit already
+            # absorbs exposure; this absorbs what is not global (a lamp switched on, daylight).
+            self._read_time = now
+            if self._differs(pic, self._last_read) < self._min_px:
                 self._last_read = pic
         return None
 
@@ -266,7 +286,6 @@ class SettleDetector:
 
     def _reset_geometry(self) -> None:
         self._shape: tuple[int, ...] | None = None
-        self._work_size: tuple[int, int] | None = None
         self._mask: np.ndarray | None = None
         self._cube_area: float = 1.0
         self._min_px: float = 1.0
@@ -276,6 +295,7 @@ class SettleDetector:
         self._prev: np.ndarray | None = None
         self._last_read: _Picture | None = None
         self._last_kind: str | None = None
+        self._read_time = 0.0
         self._reference: _Picture | None = None
         self._state = SettleState.MOVING
         self._evaluated = False
@@ -284,7 +304,6 @@ class SettleDetector:
         h, w = shape[:2]
         ww = min(self.config.work_width, w)
         wh = max(1, round(h * ww / w))
-        self._work_size = (ww, wh)
         scale = ww / w
         if self._tray_corners is not None:
             pts = self._tray_corners * scale
@@ -330,12 +349,8 @@ class SettleDetector:
                 raise VisionError(f"a frame must be uint8, got {frame.dtype}")
         return frame
 
-    def _is_dark(self, arr: np.ndarray) -> bool:
-        # A coarse sample is enough to tell black from a scene and costs ~nothing.
-        sample = arr[::16, ::16]
-        return float(sample.max(axis=-1).mean() if sample.ndim == 3 else sample.mean()) < (
-            self.config.dark_level
-        )
+    def _is_dark(self, pic: _Picture) -> bool:
+        return max(pic.means) < self.config.dark_level
 
     def _glitch(self, what: str) -> None:
         self._note = what
@@ -345,7 +360,9 @@ class SettleDetector:
         return None
 
     def _picture(self, arr: np.ndarray) -> _Picture:
-        ww, wh = self._work_size or (self.config.work_width, 1)
+        h, w = arr.shape[:2]
+        ww = min(self.config.work_width, w)
+        wh = max(1, round(h * ww / w))
         # Bilinear to twice the size, then area-average: ~15x cheaper than one INTER_AREA pass from
         # full size, and still averages enough pixels to tame sensor noise.
         mid = cv2.resize(arr, (2 * ww, 2 * wh), interpolation=cv2.INTER_LINEAR)
@@ -358,8 +375,7 @@ class SettleDetector:
         norm = cv2.multiply(small, scale, dtype=cv2.CV_32F)
         if norm.ndim == 2:
             norm = norm[:, :, None]
-        sat = small >= self.config.saturated_level
-        return _Picture(norm, sat)
+        return _Picture(norm, small, means)
 
     def _max_abs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         d = cv2.absdiff(a, b)
@@ -380,7 +396,8 @@ class SettleDetector:
     def _differs(self, cur: _Picture, stored: _Picture) -> int:
         """Changed pixels between pictures possibly minutes apart, after a robust gain fit."""
         a, b = cur.norm, stored.norm
-        clipped = cur.saturated | stored.saturated
+        level = self.config.saturated_level
+        clipped = cur.clipped(level) | stored.clipped(level)
         gain = np.ones(a.shape[2], np.float32)
         for c in range(a.shape[2]):
             ac, bc, cc = a[::2, ::2, c], b[::2, ::2, c], clipped[::2, ::2, c]
@@ -396,11 +413,14 @@ class SettleDetector:
         return int(np.count_nonzero(hit))
 
     def _learn_noise(self, cur: np.ndarray, prev: np.ndarray) -> None:
-        ch = 1 if cur.shape[2] > 1 else 0
-        d = cur[::2, ::2, ch] - prev[::2, ::2, ch]
-        sigma = float(np.median(np.abs(d))) / 0.6745
+        # The median ignores anything covering under half the frame (a cube, a hand), so this can
+        # run on every frame, moving or not; the noisiest channel sets the bar. Rising slowly
+        # keeps a passing arm from blinding the detector; falling fast recovers from it.
+        d = np.abs(cur[::2, ::2] - prev[::2, ::2]).reshape(-1, cur.shape[2])
+        sigma = float(np.median(d, axis=0).max()) / 0.6745
         sigma = min(max(sigma, 0.001), 0.05)
-        self._noise += 0.05 * (sigma - self._noise)
+        rate = 0.08 if sigma > self._noise else 0.25
+        self._noise += rate * (sigma - self._noise)
 
     def _start_motion(self, pic: _Picture, now: float) -> None:
         self._anchor, self._anchor_time = pic, now
@@ -432,7 +452,7 @@ class SettleDetector:
         self._force = False
         kind = "emptied" if empty else "settled"
         self._state = SettleState.EMPTY if empty else SettleState.SETTLED
-        self._last_read, self._last_kind = pic, kind
+        self._last_read, self._last_kind, self._read_time = pic, kind, now
         return SettleEvent(
             kind=kind,
             frame=arr.copy(),
