@@ -1,0 +1,326 @@
+"""The event format: JSON objects with ``"v": 1`` and a ``"type"``; shape checks; ``describe``.
+
+Everything that happens at the table is one of these events, appended to the game's log; the state
+is derived from the log (``state.fold``). This module only checks the *shape* of an event (fields,
+types, version) so that a malformed line is refused with a message naming the field; whether the
+event is *legal* at that moment is the fold's job. See ``docs/events.md`` for the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MalformedEvent
+from .offer import COLOURS
+from .tokens import describe_token, parse_token
+
+VERSION = 1
+META_FIELDS = ("v", "type", "at", "note")  # "at" (timestamp) and "note" are kept but ignored
+
+CHOICES = (*COLOURS, "gold", "vp")
+
+
+# --- field checkers: each returns the (normalised) value or raises MalformedEvent ---
+
+
+def _int(name: str, lo: int = 0, hi: int | None = None) -> Callable[[Any], int]:
+    def check(v: Any) -> int:
+        if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
+            rng = f">= {lo}" if hi is None else f"{lo}..{hi}"
+            raise MalformedEvent(f"{name} must be a whole number {rng}, got {v!r}")
+        return v
+
+    return check
+
+
+def _str(name: str) -> Callable[[Any], str]:
+    def check(v: Any) -> str:
+        if not isinstance(v, str) or not v.strip():
+            raise MalformedEvent(f"{name} must be a non-empty text, got {v!r}")
+        return v.strip()
+
+    return check
+
+
+def _bool(name: str) -> Callable[[Any], bool]:
+    def check(v: Any) -> bool:
+        if not isinstance(v, bool):
+            raise MalformedEvent(f"{name} must be true or false, got {v!r}")
+        return v
+
+    return check
+
+
+def _one_of(name: str, options: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(v: Any) -> str:
+        if v not in options:
+            raise MalformedEvent(f"{name} must be one of {', '.join(options)}; got {v!r}")
+        return v
+
+    return check
+
+
+def _counts(name: str) -> Callable[[Any], dict[str, int]]:
+    def check(v: Any) -> dict[str, int]:
+        if not isinstance(v, dict):
+            raise MalformedEvent(f"{name} must be an object colour -> cubes, got {v!r}")
+        unknown = set(v) - set(COLOURS)
+        if unknown:
+            raise MalformedEvent(f"{name}: unknown cube colour(s) {', '.join(sorted(unknown))}")
+        return {c: _int(f"{name}.{c}", 0, 49)(v.get(c, 0)) for c in COLOURS}
+
+    return check
+
+
+def _list(name: str, item: Callable[[Any], Any]) -> Callable[[Any], list]:
+    def check(v: Any) -> list:
+        if not isinstance(v, list):
+            raise MalformedEvent(f"{name} must be a list, got {v!r}")
+        return [item(x) for x in v]
+
+    return check
+
+
+def _obj(name: str, fields: dict[str, tuple[bool, Callable[[Any], Any]]]) -> Callable[[Any], dict]:
+    def check(v: Any) -> dict:
+        if not isinstance(v, dict):
+            raise MalformedEvent(f"{name} must be an object, got {v!r}")
+        return _check_fields(name, v, fields)
+
+    return check
+
+
+def _check_fields(where: str, data: dict, fields: dict) -> dict:
+    unknown = [k for k in data if k not in fields and k not in META_FIELDS]
+    if unknown:
+        raise MalformedEvent(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    out = {}
+    for key, (required, check) in fields.items():
+        if key in data:
+            out[key] = check(data[key])
+        elif required:
+            raise MalformedEvent(f"{where}: missing field {key!r}")
+    return out
+
+
+def _token(v: Any) -> str:
+    return parse_token(v)
+
+
+def _goods_map(name: str) -> Callable[[Any], dict[str, int]]:
+    def check(v: Any) -> dict[str, int]:
+        if not isinstance(v, dict):
+            raise MalformedEvent(f"{name} must be an object good -> count, got {v!r}")
+        return {_str(f"{name} good")(k): _int(f"{name}.{k}", 0)(n) for k, n in v.items()}
+
+    return check
+
+
+def _settings(v: Any) -> dict:
+    """Validated, but kept as written: only the overridden values live in the event."""
+    from .settings import Settings
+
+    Settings.from_dict(v)
+    return json.loads(json.dumps(v))
+
+
+def _final_inputs(v: Any) -> dict:
+    if not isinstance(v, dict):
+        raise MalformedEvent("final_scoring.players must be an object player -> inputs")
+    spec = {"progress_vp": (False, _int("progress_vp")), "special_vp": (False, _int("special_vp"))}
+    out = {}
+    for k, x in v.items():
+        if not isinstance(x, dict):
+            raise MalformedEvent(f"final_scoring.players.{k} must be an object")
+        out[_str("player")(k)] = _check_fields(f"final_scoring.players.{k}", x, spec)
+    return out
+
+
+_POST = {"island": (True, _str("island")), "big": (False, _bool("big"))}
+_TAKE = {
+    "tile": (True, _one_of("take.tile", ("village", "landscape"))),
+    "size": (False, _int("take.size", 1, 6)),
+}
+_BUILD = {
+    "island": (True, _str("build.island")),
+    "big": (False, _bool("build.big")),
+    "tile": (True, _one_of("build.tile", ("village", "landscape"))),
+    "size": (False, _int("build.size", 1, 6)),
+    "vp": (True, _int("build.vp", 0)),
+}
+_PRODUCTION = {
+    "good": (True, _str("production.good")),
+    "cost": (True, _int("production.cost", 2, 4)),
+}
+
+SCHEMAS: dict[str, dict[str, tuple[bool, Callable[[Any], Any]]]] = {
+    "game_created": {"settings": (False, _settings), "name": (False, _str("name"))},
+    "players_seated": {"players": (True, _list("players", _str("player")))},
+    "setup_drop_read": {"tray": (True, _counts("tray"))},
+    "pirate_revealed": {"value": (True, _int("value", 0))},
+    "tray_read": {"tray": (True, _counts("tray"))},
+    "bump_read": {"tray": (True, _counts("tray"))},
+    "tray_corrected": {"target": (True, _int("target", 1)), "tray": (True, _counts("tray"))},
+    "action": {
+        "player": (True, _str("player")),
+        "choice": (True, _one_of("choice", CHOICES)),
+        "via": (False, _one_of("via", ("white", "swap"))),
+        "ap": (False, _int("ap", 0)),
+        "gold_spent": (False, _int("gold_spent", 0)),
+        "tokens_used": (False, _list("tokens_used", _token)),
+        "posts": (False, _list("posts", _obj("post", _POST))),
+        "completes": (False, _str("completes")),
+        "take": (False, _list("take", _obj("take", _TAKE))),
+        "tokens_taken": (False, _list("tokens_taken", _token)),
+        "build": (False, _list("build", _obj("build", _BUILD))),
+        "commodities": (False, _goods_map("commodities")),
+        "production": (False, _list("production", _obj("production", _PRODUCTION))),
+        "advance": (False, _int("advance", 0)),
+        "jump": (False, _bool("jump")),
+        "at_end": (False, _bool("at_end")),
+    },
+    "chest_cashed": {"player": (True, _str("player"))},
+    "token_used": {"player": (True, _str("player")), "token": (True, _token)},
+    "round_ended": {},
+    "final_scoring": {"players": (False, _final_inputs)},
+    "undo": {"target": (False, _int("target", 1)), "redo": (False, _bool("redo"))},
+}
+
+EVENT_TYPES: tuple[str, ...] = tuple(SCHEMAS)
+
+
+def parse_event(raw: Any) -> dict:
+    """Validate the shape of one event and return a normalised copy (``MalformedEvent`` if bad)."""
+    if isinstance(raw, str | bytes):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise MalformedEvent(f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(raw, dict):
+        raise MalformedEvent(f"an event must be a JSON object, got {type(raw).__name__}")
+    if "v" not in raw:
+        raise MalformedEvent('missing version field "v" (use "v": 1)')
+    if raw["v"] != VERSION:
+        raise MalformedEvent(f"unsupported event version {raw['v']!r} (this engine: {VERSION})")
+    etype = raw.get("type")
+    if etype not in SCHEMAS:
+        raise MalformedEvent(
+            f"unknown event type {etype!r}; known: {', '.join(EVENT_TYPES)}"
+            if "type" in raw
+            else 'missing field "type"'
+        )
+    body = _check_fields(etype, raw, SCHEMAS[etype])
+    out = {"v": VERSION, "type": etype, **body}
+    for meta in ("at", "note"):
+        if meta in raw:
+            out[meta] = raw[meta]
+    return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """A parsed event with a human-readable one-line ``describe()`` for the history list."""
+
+    data: dict
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> Event:
+        return cls(parse_event(raw))
+
+    @property
+    def type(self) -> str:
+        return self.data["type"]
+
+    def to_dict(self) -> dict:
+        return dict(self.data)
+
+    def describe(self) -> str:
+        return describe(self.data)
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    parts = [f"{n} {c}" for c, n in counts.items() if n]
+    return ", ".join(parts) if parts else "no cubes"
+
+
+def describe(e: dict) -> str:
+    """One line a person understands, for the history list (``e`` is a parsed event)."""
+    t = e["type"]
+    if t == "game_created":
+        return "Game created" + (f" ({e['name']})" if e.get("name") else "")
+    if t == "players_seated":
+        return "Players in order: " + ", ".join(e["players"])
+    if t == "setup_drop_read":
+        return f"Set-up drop: tray had {_fmt_counts(e['tray'])} (to storage)"
+    if t == "pirate_revealed":
+        return f"Pirate marker revealed: {e['value']}"
+    if t == "tray_read":
+        return f"Tray read: {_fmt_counts(e['tray'])}"
+    if t == "bump_read":
+        return f"Bump: {_fmt_counts(e['tray'])} fell into the tray"
+    if t == "tray_corrected":
+        return f"Reading of event #{e['target']} corrected to {_fmt_counts(e['tray'])}"
+    if t == "action":
+        return _describe_action(e)
+    if t == "chest_cashed":
+        return f"{e['player']} cashes a treasure chest for 3 gold"
+    if t == "token_used":
+        return f"{e['player']} uses progress token {e['token']} ({describe_token(e['token'])})"
+    if t == "round_ended":
+        return "Round ends: pirates attack"
+    if t == "final_scoring":
+        return "Final scoring"
+    if t == "undo":
+        what = "Redo" if e.get("redo") else "Undo"
+        return f"{what} of event #{e['target']}" if "target" in e else what
+    return t  # pragma: no cover - every type is handled above
+
+
+def _describe_action(e: dict) -> str:
+    p, choice = e["player"], e["choice"]
+    if choice == "gold":
+        return f"{p} takes gold instead of an action"
+    if choice == "vp":
+        return f"{p} takes VP instead of an action"
+    names = {
+        "blue": "Move Ships",
+        "black": "Load Cannons",
+        "red": "Plan",
+        "brown": "Progress",
+        "green": "Build",
+        "yellow": "Buy Production",
+        "white": "Special Action",
+    }
+    bits = [f"{p}: {names[choice]}"]
+    if e.get("via") == "white":
+        bits.append("(white as joker)")
+    elif e.get("via") == "swap":
+        bits.append("(green/red swap)")
+    if "ap" in e:
+        bits.append(f"{e['ap']} AP")
+    if e.get("gold_spent"):
+        bits.append(f"+{e['gold_spent']} AP bought with gold")
+    if e.get("posts"):
+        bits.append("posts on " + ", ".join(x["island"] for x in e["posts"]))
+    if e.get("build"):
+        bits.append("builds " + ", ".join(f"{b['tile']} on {b['island']} ({b['vp']} VP)"
+                                          for b in e["build"]))
+    if e.get("completes"):
+        bits.append(f"completes island {e['completes']}")
+    if e.get("take"):
+        bits.append("takes " + ", ".join(
+            t["tile"] + (f" size {t['size']}" if "size" in t else "") for t in e["take"]))
+    if e.get("production"):
+        bits.append("buys " + ", ".join(f"{x['good']} ({x['cost']})" for x in e["production"]))
+    if e.get("tokens_taken"):
+        bits.append("takes token(s) " + ", ".join(e["tokens_taken"]))
+    if e.get("advance"):
+        bits.append(f"advances {e['advance']}")
+    if e.get("jump"):
+        bits.append("jumps to the top of the first player's stack")
+    if e.get("tokens_used"):
+        bits.append("using " + ", ".join(e["tokens_used"]))
+    return " ".join(bits)

@@ -1,0 +1,109 @@
+"""The ``Game`` facade: what the web app and the replay tool call.
+
+A command (a dict from a phone) is checked for shape, completed (an undo gets its target), and
+tried against the current state; only if the whole game still folds is it appended to the log.
+So a refused command raises a ``RulesError`` and leaves the game exactly as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .errors import RulesError
+from .events import describe, parse_event
+from .scoring import score_sheet
+from .settings import Settings
+from .state import GameState, Resolution, _undo_target, apply_event, fold, resolve
+
+
+class Game:
+    """A game as an append-only list of events; state and score sheet are derived from it."""
+
+    def __init__(self, settings: Settings | dict | None = None) -> None:
+        self._base = settings if isinstance(settings, Settings) else Settings.from_dict(settings)
+        self._events: list[dict] = []
+        self._state = GameState(settings=self._base)
+        self._res = Resolution([], {}, {})
+
+    # --- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_events(cls, events: list[dict[str, Any]], settings: Settings | dict | None = None
+                    ) -> Game:
+        """Rebuild a game from its log (e.g. from SQLite). Raises RulesError naming the event."""
+        game = cls(settings)
+        parsed = []
+        for n, raw in enumerate(events, start=1):
+            try:
+                parsed.append(parse_event(raw))
+            except RulesError as exc:
+                raise type(exc)(f"event #{n}: {exc}") from None
+        game._state, game._res = fold(parsed, game._base)
+        game._events = parsed
+        return game
+
+    # --- commands -------------------------------------------------------------------------------
+
+    def command(self, raw: dict[str, Any] | str) -> dict:
+        """Validate one command, append it as an event and return the event dict.
+
+        ``{"v": 1, "type": "undo"}`` takes back the latest event in force; ``{"v": 1, "type":
+        "undo", "redo": true}`` (or ``redo()``) takes back the latest undo. "v" may be left out
+        of a command (it is the current version).
+        """
+        if isinstance(raw, dict) and "v" not in raw:
+            raw = {"v": 1, **raw}
+        return self.apply(raw)
+
+    def apply(self, raw: dict[str, Any] | str) -> dict:
+        """Like ``command`` but for a stored event: the version field "v" is required."""
+        e = parse_event(raw)
+        if e["type"] == "undo" and "target" not in e:
+            active = [*list(self._res.active), True]
+            t = _undo_target([*self._events, e], active, self._res.targets, len(self._events), e)
+            e["target"] = t + 1
+        if e["type"] in ("undo", "tray_corrected"):
+            # Changes the past: fold the whole log again.
+            state, res = fold([*self._events, e], self._base)
+        else:
+            state = self._state.copy()
+            apply_event(state, e)
+            res = Resolution([*self._res.active, True], dict(self._res.targets),
+                             dict(self._res.corrected))
+        self._events.append(e)
+        self._state, self._res = state, res
+        return copy.deepcopy(e)
+
+    def undo(self) -> dict:
+        return self.command({"v": 1, "type": "undo"})
+
+    def redo(self) -> dict:
+        return self.command({"v": 1, "type": "undo", "redo": True})
+
+    # --- views ----------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[dict]:
+        return copy.deepcopy(self._events)
+
+    @property
+    def state(self) -> GameState:
+        """The live state object (read it; never change it: use ``command``)."""
+        return self._state
+
+    def state_dict(self) -> dict:
+        return self._state.to_dict()
+
+    def score_sheet(self) -> dict:
+        return score_sheet(self._state)
+
+    def history(self) -> list[dict]:
+        """One line per event, for the history list: number, text, and whether it is in force."""
+        return [
+            {"n": i + 1, "type": e["type"], "text": describe(e), "in_force": self._res.active[i]}
+            for i, e in enumerate(self._events)
+        ]
+
+
+__all__ = ["Game", "resolve"]

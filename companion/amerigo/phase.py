@@ -1,0 +1,455 @@
+"""One phase, per player: which actions he may choose, with how many AP, and performing one.
+
+The base offer is the tray (``offer.tray_offer``); on top of it each player may have the white joker
+(the colour under his special-action disc), the green/red swap token, extra AP from progress tokens
+and AP bought with gold, gold or VP instead of an action, and 2 gold when a track end wastes AP.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import islands as isl_rules
+from .constants import (
+    CANNON_MAX,
+    COMMODITIES_PER_GOOD,
+    GOLD_DIVISOR,
+    GOLD_DIVISOR_WITH_TOKEN,
+    LANDSCAPE_TILES,
+    LANDSCAPES_PER_PLAN,
+    LANDSCAPES_PER_PLAN_WITH_TOKEN,
+    PRODUCTION_TOKENS_PER_GOOD,
+    PROGRESS_TOKENS,
+    SHIPS,
+    TOKEN_AP_SHIPS,
+    TRACK_END_GOLD,
+    VILLAGE_COST,
+    VILLAGE_TILES,
+)
+from .errors import LimitReached, MalformedEvent, NotEnough, NotOnOffer
+from .offer import COLOURS, tray_offer
+from .players import Player, Token
+from .settings import track_vp
+from .tokens import ap_bonus
+
+if TYPE_CHECKING:
+    from .state import GameState
+
+ACTION_NAMES = {
+    "blue": "Move Ships",
+    "black": "Load Cannons",
+    "red": "Plan",
+    "brown": "Progress",
+    "green": "Build",
+    "yellow": "Buy Production Tokens",
+    "white": "Special Action",
+}
+
+# Fields an action event may carry, per choice (besides player and choice).
+_COMMON = {"via", "ap", "gold_spent", "tokens_used"}
+FIELDS_FOR = {
+    "blue": _COMMON | {"posts", "completes"},
+    "black": _COMMON,
+    "red": _COMMON | {"take"},
+    "brown": _COMMON | {"tokens_taken", "at_end"},
+    "green": _COMMON | {"build", "commodities", "completes"},
+    "yellow": _COMMON | {"production"},
+    "white": _COMMON | {"advance", "jump", "at_end"},
+    "gold": set(),
+    "vp": set(),
+}
+
+
+def joker_colour(state: GameState, p: Player) -> str | None:
+    """Colour under the player's special-action disc if the board is known, "?" if it is not, and
+    None before he has advanced ("A player who has advanced at least once ... will have his disc
+    on a non-white space")."""
+    if p.special == 0:
+        return None
+    colours = state.settings.special_track_colours
+    if colours is None:
+        return "?"
+    return colours[min(p.special, len(colours) - 1)]
+
+
+def availability(state: GameState, p: Player) -> dict[str, str]:
+    """Action colour -> how it is available to ``p``: "tray", "swap" or "white"."""
+    counts = state.ledger.action
+    usage = state.settings.token_usage
+    avail = {c: "tray" for c in COLOURS if counts[c] > 0}
+    if p.has(usage, "swap_green_red"):
+        # "treat green cubes as red and red cubes as green when choosing an action"
+        for a, b in (("red", "green"), ("green", "red")):
+            if counts[a] > 0 and b not in avail:
+                avail[b] = "swap"
+    if counts["white"] > 0:
+        # "treat white cubes as jokers that match the color under a player's special action disc"
+        jc = joker_colour(state, p)
+        if jc == "?":
+            for c in COLOURS[:-1]:
+                avail.setdefault(c, "white")
+        elif jc is not None and jc != "white":
+            avail.setdefault(jc, "white")
+    return avail
+
+
+def base_ap(state: GameState) -> int:
+    return tray_offer(state.ledger.action).ap
+
+
+def bonus_ap(state: GameState, p: Player, colour: str) -> int:
+    usage = state.settings.token_usage
+    return sum(ap_bonus(t.name, colour) for t in p.usable(usage) if t.name[:3] in ("ap1", "ap2"))
+
+
+def gold_option(state: GameState, p: Player) -> int:
+    token = p.has(state.settings.token_usage, "gold_half")
+    divisor = GOLD_DIVISOR_WITH_TOKEN if token else GOLD_DIVISOR
+    return tray_offer(state.ledger.action, gold_divisor=divisor).gold
+
+
+def options(state: GameState, p: Player) -> dict:
+    """What ``p`` may do this phase (for the phone UI); meaningful while actions are being taken."""
+    usage = state.settings.token_usage
+    ap = base_ap(state)
+    avail = availability(state, p)
+    total = sum(state.ledger.action.values())
+    return {
+        "actions": [
+            {
+                "colour": c,
+                "name": ACTION_NAMES[c],
+                "via": how,
+                "ap": ap + bonus_ap(state, p, c),
+                **({"ships_token_ap": TOKEN_AP_SHIPS}
+                   if c == "blue" and p.has(usage, "ships8") else {}),
+            }
+            for c, how in avail.items()
+        ],
+        "joker_colour": joker_colour(state, p) if state.ledger.action["white"] else None,
+        "ap": ap,
+        "gold_instead": gold_option(state, p),
+        "vp_instead": total if p.has(usage, "vp_instead") else None,
+        "gold_to_buy_ap": p.gold,
+        "cannon_room": CANNON_MAX - p.cannons,
+        "treasure_chests": p.chests,
+    }
+
+
+# --- performing an action -------------------------------------------------------------------------
+
+
+def perform(state: GameState, e: dict) -> dict:
+    """Apply one ``action`` event for its player; return a summary (what was gained)."""
+    p = state.players[e["player"]]
+    choice = e["choice"]
+    extra = set(e) - FIELDS_FOR[choice] - {"v", "type", "player", "choice", "at", "note"}
+    if extra:
+        raise MalformedEvent(
+            f"fields {', '.join(sorted(extra))} do not belong to choice {choice!r}"
+        )
+    usage = state.settings.token_usage
+    total = sum(state.ledger.action.values())
+    if choice == "gold":
+        # "the player totals the number of cubes in the action space, divides this number by
+        # three, rounds up, then advances his disc on the gold track"
+        gold = gold_option(state, p)
+        vp = p.gain_gold(gold)
+        return {"gold": gold, "vp_from_excess_gold": vp}
+    if choice == "vp":
+        # "Instead of performing an action ... scores as many victory points as the number of cubes"
+        if not p.has(usage, "vp_instead"):
+            raise NotOnOffer(f"{p.name} has no usable progress token for VP instead of an action")
+        p.use_once(usage, "vp_instead")
+        p.gain_vp(total)
+        return {"vp": total}
+
+    avail = availability(state, p)
+    via = e.get("via")
+    if choice not in avail:
+        on_offer = ", ".join(avail) or "nothing"
+        raise NotOnOffer(
+            f"{choice} ({ACTION_NAMES[choice]}) is not on offer for {p.name}; available: {on_offer}"
+        )
+    how = avail[choice]
+    if via == "white" and choice == "white":
+        raise MalformedEvent("white cannot be a joker for itself")
+    if how == "swap":
+        p.use_once(usage, "swap_green_red")
+
+    # AP: "The largest number of cubes of a single color" + progress tokens + bought with gold.
+    available = base_ap(state) + bonus_ap(state, p, choice)
+    for name in e.get("tokens_used", []):
+        if name != "ships8" or choice != "blue":
+            raise NotOnOffer(f"progress token {name} cannot be used with {ACTION_NAMES[choice]}")
+        if not p.has(usage, "ships8"):
+            raise NotEnough(f"{p.name} has no usable progress token ships8")
+        p.use_once(usage, "ships8")
+        available += TOKEN_AP_SHIPS  # "8 additional action points for each ship"
+    gold_spent = e.get("gold_spent", 0)
+    # "For each 1 gold a player spends during a phase, he gains 1 additional action point."
+    p.spend_gold(gold_spent, "on action points")
+    available += gold_spent
+    ap = e.get("ap", available)
+    if ap > available:
+        raise NotEnough(f"{p.name} has {available} AP for {ACTION_NAMES[choice]}, not {ap}")
+
+    handler = _HANDLERS[choice]
+    summary = handler(state, p, e, ap, available)
+    summary.update({"ap_available": available, "via": how})
+    return summary
+
+
+def _track_end_gold(p: Player, at_end: bool, used: int, available: int) -> int:
+    """"If a player's disc reaches or has reached the end of the cannon, progress or special
+    action track without the player being able to use all available action points that phase, he
+    receives 2 gold, no matter how many action points he forfeits.\""""
+    if at_end and used < available:
+        p.gain_gold(TRACK_END_GOLD)
+        return TRACK_END_GOLD
+    return 0
+
+
+def _blue(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    posts = e.get("posts", [])
+    # "If a ship ends its movement on an anchor space, the player can establish one of his trading
+    # posts": one per ship and action.
+    if len(posts) > SHIPS:
+        raise LimitReached(f"{p.name} has {SHIPS} ships: at most {SHIPS} trading posts per action")
+    gold_per_post = p.has(state.settings.token_usage, "gold_per_post")
+    discovery = 0
+    touched = []
+    for post in posts:
+        island = isl_rules.get_island(state.islands, post["island"], post.get("big"))
+        discovery += isl_rules.establish_post(island, p, gold_per_post)
+        touched.append(island.name)
+    out = {"posts": len(posts), "discovery_vp": discovery}
+    if "completes" in e:
+        # "An island can also be completed, if the last free space is a trading post space and a
+        # player establishes a trading post on it."
+        if e["completes"] not in touched:
+            raise NotOnOffer(
+                f"island {e['completes']!r} can only be completed by a post established on it now"
+            )
+        _complete(state, p, e["completes"])
+        out["completed"] = e["completes"]
+    return out
+
+
+def _black(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    added = p.add_cannons(ap)
+    gold = _track_end_gold(p, p.cannons == CANNON_MAX, added, available)
+    return {"cannons": added, "track_end_gold": gold}
+
+
+def _red(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    take = e.get("take", [])
+    villages = sum(1 for t in take if t["tile"] == "village")
+    lands = []
+    for t in take:
+        if t["tile"] == "landscape":
+            if "size" not in t:
+                raise MalformedEvent("a landscape tile needs its size (1-6), which is its AP cost")
+            lands.append(t["size"])
+        elif "size" in t:
+            raise MalformedEvent("a village tile costs 1 AP whatever its size: leave out size")
+    limit = (
+        LANDSCAPES_PER_PLAN_WITH_TOKEN
+        if p.has(state.settings.token_usage, "plan_two")
+        else LANDSCAPES_PER_PLAN
+    )
+    if len(lands) > limit:
+        raise LimitReached(f"{p.name} may take only {limit} neutral landscape tile(s) per phase")
+    if len(lands) == 2:
+        p.use_once(state.settings.token_usage, "plan_two")
+    cost = villages * VILLAGE_COST + sum(lands)
+    _check_cost(p, cost, ap if "ap" in e else available, "Plan")
+    if p.villages_taken + villages > VILLAGE_TILES:
+        left = VILLAGE_TILES - p.villages_taken
+        raise LimitReached(f"{p.name} has only {left} village tiles left")
+    if state.landscapes_taken + len(lands) > LANDSCAPE_TILES:
+        raise LimitReached(f"only {LANDSCAPE_TILES - state.landscapes_taken} landscape tiles left")
+    p.villages_taken += villages
+    p.villages += villages
+    p.landscapes.extend(lands)
+    state.landscapes_taken += len(lands)
+    return {"ap_spent": cost, "villages": villages, "landscapes": lands}
+
+
+def _check_cost(p: Player, cost: int, ap: int, what: str) -> None:
+    if cost > ap:
+        raise NotEnough(f"{what} costs {cost} AP but {p.name} has {ap}")
+
+
+def _brown(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    s = state.settings
+    old = p.progress
+    if s.progress_track_length is not None:
+        moved = min(ap, s.progress_track_length - old)
+        at_end = old + moved >= s.progress_track_length
+        if "at_end" in e and e["at_end"] != at_end:
+            raise MalformedEvent(f"the progress track has {s.progress_track_length} spaces: "
+                                 f"at_end is {str(at_end).lower()}")
+    else:
+        # Track length unknown (printed on the sheet): the player says when his disc is at the end.
+        moved = 0 if p.progress_at_end else ap
+        at_end = p.progress_at_end or e.get("at_end", False)
+    p.progress = old + moved
+    p.progress_at_end = at_end
+    taken = e.get("tokens_taken", [])
+    if s.progress_track_vp is not None:
+        # "Each time he reaches or passes a space with imprinted victory points, he must take a
+        # progress token"
+        owed = sum(1 for space in s.progress_track_vp if old < space <= p.progress)
+        if len(taken) > owed:
+            raise NotEnough(f"{p.name} passed {owed} VP space(s): cannot take {len(taken)} tokens")
+    if state.tokens_taken + len(taken) > PROGRESS_TOKENS:
+        raise LimitReached(f"only {PROGRESS_TOKENS - state.tokens_taken} progress tokens left")
+    state.tokens_taken += len(taken)
+    p.tokens.extend(Token(name) for name in taken)
+    gold = _track_end_gold(p, at_end, moved, available)
+    out = {"spaces": moved, "tokens_taken": taken, "track_end_gold": gold}
+    if s.progress_track_vp is not None:
+        out["progress_vp"] = track_vp(s.progress_track_vp, p.progress)
+    return out
+
+
+def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    build = e.get("build", [])
+    cost = 0
+    villages = 0
+    lands = list(p.landscapes)
+    touched: list[str] = []
+    for b in build:
+        island = isl_rules.get_island(state.islands, b["island"], b.get("big"))
+        # "build ... on any island that contains at least one of his own trading posts"
+        if not island.posts.get(p.name):
+            raise NotOnOffer(f"{p.name} has no trading post on island {island.name!r}")
+        if b["tile"] == "village":
+            if "size" in b:
+                raise MalformedEvent("a village tile costs 1 AP whatever its size: leave out size")
+            villages += 1
+            cost += VILLAGE_COST
+        else:
+            if "size" not in b:
+                raise MalformedEvent("a landscape tile needs its size (1-6), which is its AP cost")
+            if b["size"] not in lands:
+                raise NotEnough(
+                    f"{p.name} has no planned landscape tile of size {b['size']} "
+                    f"(has: {sorted(lands) or 'none'})"
+                )
+            lands.remove(b["size"])
+            cost += b["size"]
+        touched.append(island.name)
+    if villages > p.villages:
+        raise NotEnough(f"{p.name} has {p.villages} planned village tile(s), not {villages}")
+    _check_cost(p, cost, ap if "ap" in e else available, "Build")
+    commodities = e.get("commodities", {})
+    for good, n in commodities.items():
+        if good not in state.settings.goods:
+            raise MalformedEvent(f"unknown good {good!r}; goods: {', '.join(state.settings.goods)}")
+        if state.commodities_taken.get(good, 0) + n > COMMODITIES_PER_GOOD:
+            raise LimitReached(f"there are only {COMMODITIES_PER_GOOD} {good} commodity tokens")
+    if "completes" in e and e["completes"] not in touched:
+        raise NotOnOffer(f"island {e['completes']!r} can only be completed by building on it now")
+    # All checks passed: now change the state.
+    p.villages -= villages
+    p.landscapes = lands
+    vp = sum(b["vp"] for b in build)  # the printed small/big value, entered by the players
+    p.gain_vp(vp)
+    for good, n in commodities.items():
+        p.commodities[good] = p.commodities.get(good, 0) + n
+        state.commodities_taken[good] = state.commodities_taken.get(good, 0) + n
+    out = {"ap_spent": cost, "tile_vp": vp, "commodities": dict(commodities)}
+    if "completes" in e:
+        _complete(state, p, e["completes"])
+        out["completed"] = e["completes"]
+    return out
+
+
+def _yellow(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    bought = e.get("production", [])
+    cost = sum(x["cost"] for x in bought)  # "The AP cost of a production token equals the number"
+    _check_cost(p, cost, ap if "ap" in e else available, "Buying production tokens")
+    tally: dict[tuple[str, int], int] = {}
+    for x in bought:
+        if x["good"] not in state.settings.goods:
+            raise MalformedEvent(
+                f"unknown good {x['good']!r}; goods: {', '.join(state.settings.goods)}"
+            )
+        key = (x["good"], x["cost"])
+        tally[key] = tally.get(key, 0) + 1
+        if state.production_bought.get(f"{key[0]}:{key[1]}", 0) + tally[key] > (
+            PRODUCTION_TOKENS_PER_GOOD[key[1]]
+        ):
+            raise LimitReached(
+                f"there are only {PRODUCTION_TOKENS_PER_GOOD[key[1]]} {key[0]} production tokens "
+                f"costing {key[1]}"
+            )
+    for (good, c), n in tally.items():
+        p.production[good] = p.production.get(good, 0) + n
+        state.production_bought[f"{good}:{c}"] = state.production_bought.get(f"{good}:{c}", 0) + n
+    return {"ap_spent": cost, "production": [x["good"] for x in bought]}
+
+
+def _white(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
+    s = state.settings
+    if e.get("jump"):
+        # "he can disregard the number of action points available and place his player order disc
+        # on top of the current first player's disc."
+        if "advance" in e:
+            raise MalformedEvent("white action: give either advance or jump, not both")
+        if not p.has(s.token_usage, "order_jump"):
+            raise NotOnOffer(f"{p.name} has no usable progress token order_jump")
+        p.use_once(s.token_usage, "order_jump")
+        first = state.players[state.order()[0]]
+        if first is not p:
+            p.special, p.special_height = first.special, first.special_height + 1
+        return {"jumped_to": p.special}
+    spaces = e.get("advance", ap)
+    if spaces > available:
+        raise NotEnough(f"{p.name} has {available} AP, cannot advance {spaces} spaces")
+    old = p.special
+    if s.special_track_length is not None:
+        moved = min(spaces, s.special_track_length - old)
+        at_end = old + moved >= s.special_track_length
+    else:
+        moved = 0 if p.special_at_end else spaces
+        at_end = p.special_at_end or e.get("at_end", False)
+    p.special_at_end = at_end
+    if moved:
+        # "If he lands on a space occupied by one or more discs, he places his disc on top"
+        p.special = old + moved
+        heights = [q.special_height for q in state.players.values()
+                   if q is not p and q.special == p.special]
+        p.special_height = max(heights, default=-1) + 1
+    gold = _track_end_gold(p, at_end, moved, available)
+    return {"spaces": moved, "track_end_gold": gold}
+
+
+def _complete(state: GameState, p: Player, name: str) -> None:
+    island = state.islands[name]
+    isl_rules.complete(island, p, state.players, state.time_marker())
+
+
+_HANDLERS = {
+    "blue": _blue,
+    "black": _black,
+    "red": _red,
+    "brown": _brown,
+    "green": _green,
+    "yellow": _yellow,
+    "white": _white,
+}
+
+
+def track_values(state: GameState, p: Player) -> dict:
+    """VP reached on the progress and special tracks, if the tracks are known (else None)."""
+    s = state.settings
+    return {
+        "progress_vp": None if s.progress_track_vp is None else track_vp(s.progress_track_vp,
+                                                                         p.progress),
+        "special_vp": None if s.special_track_vp is None else track_vp(s.special_track_vp,
+                                                                       p.special),
+    }
+

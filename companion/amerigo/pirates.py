@@ -1,0 +1,52 @@
+"""The pirate attack at the end of each round (rulebook: "END OF A GAME ROUND").
+
+Strength is the sum of the face-up pirate markers (values the players enter when a marker is
+revealed: they are printed on the markers only). The three pirate progress tokens modify it.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from .constants import PIRATE_TOKEN_EXTRA, PIRATE_TOKEN_GOLD
+from .players import Player
+
+
+def strength_for(player: Player, players: list[Player], base: int, usage: dict[str, str]) -> int:
+    """"The pirates' strength increases by 2 for all other players" (per token held by others)."""
+    extra = sum(
+        PIRATE_TOKEN_EXTRA * len(other.usable(usage, fam="pirates_plus2"))
+        for other in players
+        if other is not player
+    )
+    return base + extra
+
+
+def fight(players: list[Player], base: int, usage: dict[str, str]) -> dict[str, dict]:
+    """Fire cannons for every player; return what happened to each (for the state and history).
+
+    "Each player must fire cannons equal to the strength of the pirates ... If a player goes down to
+    zero cannons and still has not matched the pirates' strength, he suffers damage equal to the
+    full strength of the pirates". With the token: "he loses only half of the victory points,
+    rounded up" ("The player must still use as many cannons as possible"); with the other: "If the
+    token's owner fights off the pirates completely ... he receives 2 gold" ("Even if the pirates'
+    strength is 0").
+    """
+    results: dict[str, dict] = {}
+    for p in players:
+        strength = strength_for(p, players, base, usage)
+        before = p.cannons
+        if p.cannons >= strength:
+            p.cannons -= strength
+            gold = PIRATE_TOKEN_GOLD if p.has(usage, "pirates_gold") else 0
+            if gold:
+                p.gain_gold(gold)
+            results[p.name] = {"strength": strength, "cannons_fired": strength,
+                               "fought_off": True, "vp_lost": 0, "gold": gold}
+        else:
+            p.cannons = 0
+            damage = ceil(strength / 2) if p.has(usage, "pirates_half") else strength
+            lost = p.lose_vp(damage)
+            results[p.name] = {"strength": strength, "cannons_fired": before,
+                               "fought_off": False, "vp_lost": lost, "gold": 0}
+    return results
