@@ -401,7 +401,7 @@ def test_tray_outline_ignores_hands_on_the_table_and_sizes_the_cube():
     events, states = run(det, scene, 6.0)
     assert len(events) == 1
     assert all(s is SettleState.SETTLED for t, s in states if t > 0.7)
-    # 280 work... the tray's long side is 16 cubes wide, whatever the frame size
+    # the tray's 280 px long side is 16 cubes, whatever the frame size
     assert det.cube_px == pytest.approx((280 * 160 / W / 16) ** 2, rel=0.1)
 
 
