@@ -7,10 +7,10 @@ and the table hardware/wiring.md, which a test keeps in step with the defaults):
 Part                PanelConfig field     BCM     header pin  connection
 ==================  ====================  ======  ==========  ==================================
 Read now button     ``read_now_pin``      GPIO17  11          button to GND (pin 9), pull-up on
-Undo button         ``undo_pin``          GPIO27  13          button to GND (pin 14), pull-up on
-Next button         ``next_pin``          GPIO22  15          button to GND (pin 14), pull-up on
-green status LED    ``status_led_pin``    GPIO5   29          330 ohm, LED anode; cathode to GND
-red error LED       ``error_led_pin``     GPIO6   31          330 ohm, LED anode; cathode to GND
+Undo button         ``undo_pin``          GPIO27  13          button to GND (pin 9), pull-up on
+Next button         ``next_pin``          GPIO22  15          button to GND (pin 9), pull-up on
+green status LED    ``status_led_pin``    GPIO5   29          330 ohm, LED, cathode to GND (25)
+red error LED       ``error_led_pin``     GPIO6   31          330 ohm, LED, cathode to GND (25)
 tray light MOSFET   ``light_pin``         GPIO18  12          100 ohm to gate, 100k gate to GND
 ==================  ====================  ======  ==========  ==================================
 
