@@ -43,6 +43,7 @@ from vision.errors import VisionError
 log = logging.getLogger(__name__)
 
 TRAY_LONG_CM = 16.0  # the tray's long inside edge; one cube is 1 cm
+_OPEN_KERNEL = np.ones((2, 2), np.uint8)
 _REFRESH_READ_S = 5.0  # how often a quiet tray's last-read picture follows the light
 
 
@@ -377,8 +378,14 @@ class SettleDetector:
             norm = norm[:, :, None]
         return _Picture(norm, small, means)
 
-    def _max_abs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        d = cv2.absdiff(a, b)
+    def _change(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Per pixel, the largest channel change relative to max(local, mean brightness).
+
+        Gain and tone errors are multiplicative, so a white cube or glare (twice the mean) may
+        move twice as far in absolute terms as the tray for the same relative error; pixels darker
+        than the mean keep the absolute measure, where noise, not gain, dominates.
+        """
+        d = _relative(a, b)
         if d.ndim == 2:
             return d
         planes = cv2.split(d)
@@ -388,26 +395,26 @@ class SettleDetector:
         return m
 
     def _count(self, a: np.ndarray, b: np.ndarray, thr: float) -> int:
-        hit = self._max_abs(a, b) > thr
+        hit = self._change(a, b) > thr
         if self._mask is not None:
             hit &= self._mask
         return int(np.count_nonzero(hit))
 
     def _differs(self, cur: _Picture, stored: _Picture) -> int:
-        """Changed pixels between pictures possibly minutes apart, after a robust gain fit."""
-        a, b = cur.norm, stored.norm
+        """Changed pixels between pictures possibly minutes apart, after a robust tone fit."""
         level = self.config.saturated_level
         clipped = cur.clipped(level) | stored.clipped(level)
-        gain = np.ones(a.shape[2], np.float32)
-        for c in range(a.shape[2]):
-            ac, bc, cc = a[::2, ::2, c], b[::2, ::2, c], clipped[::2, ::2, c]
-            ok = (ac > 0.05) & (bc > 0.05) & ~cc
-            if np.count_nonzero(ok) >= 16:
-                gain[c] = np.median(bc[ok] / ac[ok])
-        d = cv2.absdiff(a * gain, b)
+        matched = np.empty_like(cur.norm)
+        for c in range(cur.norm.shape[2]):
+            matched[:, :, c] = _tone_match(
+                cur.norm[:, :, c], stored.norm[:, :, c], ~clipped[:, :, c]
+            )
+        d = _relative(matched, stored.norm)
         # A clipped channel's ratio means nothing; judge that pixel by its other channels.
         d[clipped] = 0
-        hit = d.max(axis=2) > self.threshold
+        hit = (d.max(axis=2) > self.threshold).astype(np.uint8)
+        # A cube is a solid blob; one-pixel lines are edges re-blended by a different tone curve.
+        hit = cv2.morphologyEx(hit, cv2.MORPH_OPEN, _OPEN_KERNEL)
         if self._mask is not None:
             hit &= self._mask
         return int(np.count_nonzero(hit))
@@ -461,6 +468,41 @@ class SettleDetector:
             change_cubes=change,
             reference_cubes=ref_cubes,
         )
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|a - b| / max(a, b, 1) per channel (1 = the frame's mean brightness)."""
+    # np.maximum, not cv2.max: cv2 reads a bare float as Scalar(x, 0, 0, 0), i.e. channel 0 only.
+    return cv2.divide(cv2.absdiff(a, b), np.maximum(cv2.max(a, b), np.float32(1.0)))
+
+
+def _tone_match(cur: np.ndarray, stored: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Map ``cur`` onto ``stored``'s tone curve with a gain that depends on brightness.
+
+    Auto exposure acts on raw light, but the picture has been through the camera's tone curve, so
+    an exposure change lifts shadows and highlights by different factors (a plain gain fit leaves
+    the table 10 % off when the tray matches). A median gain in each sixth of the brightness
+    range follows that curve; a few cubes are a small share of any sixth, so they cannot bend it.
+    """
+    a, b, ok = cur[::2, ::2], stored[::2, ::2], valid[::2, ::2]
+    ok = ok & (a > 0.02) & (b > 0.02)
+    av, bv = a[ok], b[ok]
+    if av.size < 32:
+        return cur
+    edges = np.quantile(av, np.arange(1, 6) / 6)
+    which = np.searchsorted(edges, av)
+    centres, gains = [], []
+    for k in range(6):
+        sel = which == k
+        if np.count_nonzero(sel) >= 8:
+            centres.append(float(np.median(av[sel])))
+            gains.append(float(np.median(bv[sel] / av[sel])))
+    if not centres:
+        return cur
+    if len(centres) == 1 or centres[-1] - centres[0] < 1e-6:
+        return cur * np.float32(np.median(gains))
+    gain = np.interp(cur, centres, gains).astype(np.float32)
+    return cur * gain
 
 
 def _fmt(shape: tuple[int, ...]) -> str:
