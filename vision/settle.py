@@ -7,24 +7,29 @@ was last read, and when it has come to rest looking like the empty tray.
 Everything is measured on a ~160 px wide, blurred, brightness-normalised copy:
 
 * Brightness: each frame is divided by its own per-channel mean, so auto-exposure drift, white
-  balance drift and global mains flicker (all multiplicative) cancel. When a stored picture is
-  compared with a much later one, a robust per-channel gain (median of pixel ratios) is fitted
-  first, so cubes or a shadow covering part of the frame do not bias it.
+  balance drift and global mains flicker (all multiplicative) cancel from frame to frame. When a
+  stored picture (the last one read, the empty tray) is compared with one taken minutes later, a
+  brightness-dependent gain is fitted first (median per sixth of the brightness range), because
+  exposure changes pass through the camera's tone curve and do not scale shadows and highlights
+  alike; medians keep cubes or a hand from bending that fit.
 * Per-pixel threshold: a pixel has changed when some channel differs by more than
-  ``max(min_threshold, noise_k * noise)`` of the mean brightness. ``noise`` is measured
-  continuously from consecutive still frames (robust MAD), so a grainy low-light camera raises
-  the bar by itself. ``min_threshold`` (8 %) sits above what rolling-shutter flicker bands
-  (+-3 % each way) and JPEG leave behind, and well below the contrast of a cube on a tray.
+  ``max(min_threshold, noise_k * noise)`` relative to the brighter of the pixel and the frame's
+  mean. ``noise`` is measured continuously from consecutive frames (robust MAD), so a grainy
+  low-light camera raises the bar by itself. ``min_threshold`` (8 %) sits above what rolling-
+  shutter flicker bands (+-3 % each way) and JPEG leave behind, and far below the contrast of a
+  cube on a tray.
 * Area threshold: motion or new content needs at least ``cube_fraction`` (half) of one cube's
   area to change. One cube's size in work pixels comes from the tray corners when given (the tray's
   long side is 16 cm) or from the assumption that the tray spans ``tray_width_fraction`` of the
   frame width. Changed pixels are counted, not summed, so one strongly changed cube and many
-  faintly changed pixels are not confused.
+  faintly changed pixels are not confused. On the rendered trays one resting cube changes about
+  two cube areas (the cube, its shadow, blur), four times the bar; an empty tray under another
+  exposure changes none.
 
 Stillness is measured against an anchor (the last frame that showed motion), not the previous
-frame, so a cube creeping one pixel per frame still counts as moving. While settled, the anchor and
-the last-read picture are refreshed every ``still_seconds`` when they still match, so slow drift
-over minutes never accumulates into a false "new content".
+frame, so a cube creeping a fraction of a pixel per frame still counts as moving. While the tray
+is quiet the anchor is renewed every ``still_seconds`` and the last-read picture every few seconds
+(when it still matches), so light changing over minutes never adds up to "motion" or "new content".
 """
 
 from __future__ import annotations
@@ -58,8 +63,8 @@ class SettleConfig:
     """Knobs, each in physical units (seconds, fractions of brightness, cubes)."""
 
     still_seconds: float = 0.6
-    # Per-pixel change, as a fraction of mean brightness, that counts a pixel as changed.
-    # None: max(min_threshold, noise_k * measured noise).
+    # Per-pixel change that counts a pixel as changed, as a fraction of the brighter of the pixel
+    # and the frame's mean brightness. None: max(min_threshold, noise_k * measured noise).
     motion_threshold: float | None = None
     min_threshold: float = 0.08
     noise_k: float = 5.0
@@ -175,8 +180,8 @@ class SettleDetector:
         return max(self.config.min_threshold, self.config.noise_k * self._noise)
 
     @property
-    def cube_px(self) -> float | None:
-        """Area of one cube in work pixels (None until the first frame)."""
+    def cube_area(self) -> float:
+        """Area of one cube in work pixels, the unit of every area threshold here."""
         return self._cube_area
 
     # ---- configuration ------------------------------------------------------------------------
@@ -223,7 +228,12 @@ class SettleDetector:
     # ---- the per-frame step -------------------------------------------------------------------
 
     def update(self, frame: np.ndarray | None, now: float | None = None) -> SettleEvent | None:
-        """Take one frame; return an event the first time the tray rests with new content."""
+        """Take one frame; return an event the first time the tray rests with new content.
+
+        ``frame``: BGR, BGRA or grey; uint8 (uint16 and float 0..1 are converted). ``None``, empty
+        and black frames are glitches: ignored, state kept, ``note`` says so. ``now``: monotonic
+        seconds, default from the clock.
+        """
         now = float(self._clock() if now is None else now)
         self._note = None
         arr = self._validate(frame)
@@ -276,7 +286,7 @@ class SettleDetector:
             # Quiet tray: follow slow drift so it never adds up to "motion".
             self._anchor, self._anchor_time = pic, now
         if self._last_read is not None and now - self._read_time >= _REFRESH_READ_S:
-            # ... nor, over minutes of light changing, into "new content". The gain fit already
+            # ... nor, over minutes of light changing, into "new content". The tone fit already
             # absorbs exposure; this absorbs what is not global (a lamp switched on, daylight).
             self._read_time = now
             if self._differs(pic, self._last_read) < self._min_px:

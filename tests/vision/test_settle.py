@@ -14,6 +14,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vision.errors import VisionError
 from vision.settle import SettleConfig, SettleDetector, SettleEvent, SettleState
@@ -249,7 +251,7 @@ def test_light_changing_over_minutes_does_not_pass_for_new_content():
     stale = SettleDetector()
     stale.update(scene.frame(0.0), now=0.0)
     assert stale._differs(stale._picture(scene.frame(45.0)), stale._picture(scene.frame(0.0))) > (
-        stale.config.cube_fraction * stale.cube_px
+        stale.config.cube_fraction * stale.cube_area
     ), "the lamp is too weak to test anything"
 
 
@@ -299,6 +301,30 @@ def test_exposure_settling_elsewhere_after_a_hand_is_not_new_content(gain, gamma
     det = SettleDetector()
     events, _ = run(det, scene, 5.0)
     assert len(events) == 2, "a cube taken must still count as new content"
+
+
+_FULL = Scene(initial=A + B, noise=False).frame(0.0)
+_ONE_GONE = Scene(initial=A + B[:1], noise=False).frame(0.0)
+
+
+def _exposed(img: np.ndarray, gain: float, gamma: float, k: int) -> np.ndarray:
+    f = 255.0 * (np.clip(img.astype(np.float32) * gain, 0, 255) / 255.0) ** gamma
+    return np.clip(f + NOISE[k % len(NOISE)], 0, 255).astype(np.uint8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    gain=st.floats(0.8, 1.25),
+    gamma=st.floats(0.88, 1.12),
+    k=st.integers(0, 5),
+)
+def test_comparison_ignores_exposure_and_tone_but_not_one_cube(gain, gamma, k):
+    det = SettleDetector()
+    det.update(_FULL, now=0.0)
+    stored = det._picture(_exposed(_FULL, 1.0, 1.0, k + 1))
+    bar = det.config.cube_fraction * det.cube_area
+    assert det._differs(det._picture(_exposed(_FULL, gain, gamma, k)), stored) < bar
+    assert det._differs(det._picture(_exposed(_ONE_GONE, gain, gamma, k)), stored) > 2 * bar
 
 
 def test_hand_that_takes_one_cube_causes_one_read():
@@ -421,7 +447,7 @@ def test_tray_outline_ignores_hands_on_the_table_and_sizes_the_cube():
     assert len(events) == 1
     assert all(s is SettleState.SETTLED for t, s in states if t > 0.7)
     # the tray's 280 px long side is 16 cubes, whatever the frame size
-    assert det.cube_px == pytest.approx((280 * 160 / W / 16) ** 2, rel=0.1)
+    assert det.cube_area == pytest.approx((280 * 160 / W / 16) ** 2, rel=0.1)
 
 
 def test_explicit_motion_threshold_and_config():
