@@ -16,11 +16,13 @@ import cv2
 import numpy as np
 
 from vision.calibration import Calibration
-from vision.colours import ColourModel, normalised_lab, to_linear
+from vision.colours import ColourModel, floor_ratio, lab_from_linear, to_linear
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, TrayReading
 from vision.segment import blobs, floor_and_cubes, split_blob
 from vision.tray import TrayView, find_tray, view_from_corners
+
+_LAST_LABS: list = []
 
 # Below this a cube is reported as uncertain.
 UNSURE_BELOW = 0.6
@@ -133,21 +135,26 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         est = b.area / cube_area
         n = max(1, round(est))
         pieces = split_blob(b, n)
-        ambiguous = n > 1 and abs(est - n) > 0.35
-        if est < 0.45:
-            ambiguous = True
+        ambiguous = (n > 1 and abs(est - n) > 0.35) or est < 0.45
         for m in pieces:
             ys, xs = np.nonzero(m)
             if len(xs) == 0:
                 continue
-            lab = normalised_lab(rect_lin[ys, xs], bg_lin[ys, xs])
+            ratio = floor_ratio(rect_lin[ys, xs], bg_lin[ys, xs])
             # The faces towards the light (usually the top) carry the paint's colour best.
-            order = np.argsort(lab[:, 0])
-            top = lab[order[len(order) // 2:]]
-            colour_lab = np.median(top, axis=0)
-            p = model.probabilities(colour_lab[None])[0]
-            cx, cy = float(xs.mean()), float(ys.mean())
-            cubes.append({"p": p, "xy": (cx, cy), "ambiguous": ambiguous, "lab": colour_lab})
+            lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+            top = ratio[lum >= np.median(lum)]
+            cubes.append({
+                "ratio": np.median(top, axis=0),
+                "xy": (float(xs.mean()), float(ys.mean())),
+                "ambiguous": ambiguous,
+            })
+    k = model.fit_lightness(np.array([c["ratio"] for c in cubes])) if cubes else 1.0
+    for c in cubes:
+        c["lab"] = lab_from_linear(c["ratio"][None] / k)[0]
+        c["p"] = model.probabilities(c["lab"][None])[0]
+    global _LAST_LABS
+    _LAST_LABS = [c["lab"] for c in cubes]
 
     if bounds:
         _apply_bounds(cubes, bounds, warnings)

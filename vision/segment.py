@@ -39,7 +39,7 @@ class Blob:
 
 
 def _difference(rect_lin: np.ndarray, bg_lin: np.ndarray) -> np.ndarray:
-    eps = 2e-3
+    eps = 0.01  # linear light; keeps sensor noise in dark corners from looking like change
     lr = np.log(rect_lin + eps) - np.log(bg_lin + eps)
     m = lr.mean(axis=2)
     chroma = np.abs(lr - m[..., None]).max(axis=2)
@@ -70,16 +70,45 @@ def floor_and_cubes(
         bg_lin = ref_lin * gain
         fg = _clean(_difference(rect_lin, bg_lin), min_area)
         return bg_lin, fg
-    # No reference: the floor is what is left after filling in everything that stands out.
-    k = int(2.2 * px_per_cm) | 1
-    bg = cv2.medianBlur(rect, k)
-    fg = _clean(_difference(rect_lin, to_linear(bg)), min_area)
+    bg_lin = estimate_floor(rect, px_per_cm)
+    fg = _clean(_difference(rect_lin, bg_lin), min_area)
+    return bg_lin, fg
+
+
+def _smooth_masked(img: np.ndarray, mask: np.ndarray, sigma: float) -> np.ndarray:
+    """Normalised convolution: a Gaussian average of ``img`` over the pixels in ``mask`` only."""
+    m = mask.astype(np.float32)
+    num = cv2.GaussianBlur(img * m[..., None], (0, 0), sigma)
+    den = cv2.GaussianBlur(m, (0, 0), sigma)[..., None]
+    return num / np.maximum(den, 1e-4)
+
+
+def estimate_floor(rect: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """The bare floor under everything, from one frame (no empty-tray reference); linear light.
+
+    Works on a 4x smaller copy (the floor's light changes slowly). A median about three cubes
+    wide gives a first floor that follows shading and shadow edges and ignores scattered cubes;
+    what differs from it is masked out, and a masked Gaussian average (normalised convolution)
+    of the rest fills in under the cubes. Two rounds, so that clusters which fooled the median
+    are masked the second time.
+    """
+    h, w = rect.shape[:2]
+    f = 4
+    small_u8 = cv2.resize(rect, (w // f, h // f), interpolation=cv2.INTER_AREA)
+    small = to_linear(small_u8)
+    k = int(3 * px_per_cm / f) | 1
+    bg = to_linear(cv2.medianBlur(small_u8, k))
+    sigma = 1.0 * px_per_cm / f
+    grow = np.ones((3, 3), np.uint8)
     for _ in range(2):
-        hole = cv2.dilate(fg, np.ones((5, 5), np.uint8))
-        filled = cv2.inpaint(rect, hole, 3, cv2.INPAINT_TELEA)
-        bg = cv2.GaussianBlur(filled, (0, 0), 0.15 * px_per_cm)
-        fg = _clean(_difference(rect_lin, to_linear(bg)), min_area)
-    return to_linear(bg), fg
+        fg = cv2.dilate(_difference(small, bg), grow)
+        keep = fg == 0
+        if keep.sum() < 0.2 * keep.size:
+            break
+        smooth = _smooth_masked(small, keep, sigma)
+        den = cv2.GaussianBlur(keep.astype(np.float32), (0, 0), sigma)
+        bg = np.where((den > 0.05)[..., None], smooth, bg)
+    return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
 def blobs(fg: np.ndarray) -> list[Blob]:

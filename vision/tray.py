@@ -5,13 +5,13 @@ mapped by a homography to a canvas of fixed pixels-per-centimetre, the segmenter
 (instead of thresholds in image pixels, which change with the camera's height and angle), and
 "is this cube in the tray?" becomes "is its footprint inside the canvas?".
 
-How the floor is found without help: the floor is the largest smoothly shaded region near the
-middle of the frame. It is grown from several seeds with a floating-range flood fill on a small
-copy of the frame (so gentle vignetting and light gradients are followed, while the sharp crease
-where floor meets wall stops it). Pieces that are the same paint in a shadow (same chromaticity,
-darker) are merged. The convex hull of what was grown is reduced to the four-sided polygon that
-best covers it. Cubes on the floor are holes in the grown region and disappear in the hull;
-cubes on the table are outside the walls and never touch it.
+How the floor is found without help: the crease where floor meets wall and the rim standing
+against the table are sharp edges (in lightness or colour); shading, vignetting and soft shadows
+are not. The largest edge-bounded region in the middle of the frame seeds the floor, what
+reaches the frame's edge seeds "not tray", and a watershed settles the pixels in between (see
+``_floor_by_edges``). The convex hull of the result is reduced to the four-sided polygon that
+best covers it. Cubes on the floor are holes in the region and disappear in the hull; cubes on
+the table are beyond the walls and never join it.
 
 A manual override (four corners, e.g. tapped on a snapshot) skips all of that.
 """
@@ -28,7 +28,7 @@ from vision.errors import VisionError
 TRAY_CM = (16.0, 10.0)  # inner floor, long side x short side
 PX_PER_CM = 20.0  # resolution of the rectified floor: a cube's top is 20 x 20 px
 
-_WORK_WIDTH = 288  # the floor is found on a copy this wide
+_WORK_WIDTH = 576  # the floor is found on a copy this wide
 
 
 @dataclass(frozen=True)
@@ -94,105 +94,6 @@ def view_from_corners(corners, *, px_per_cm: float = PX_PER_CM, auto: bool = Fal
     return TrayView(pts, to_rect, to_image, (w, h), px_per_cm, auto)
 
 
-def _grow_floor(small: np.ndarray) -> np.ndarray:
-    """Mask of the floor on the small frame: union of flood fills that look like one paint.
-
-    Seeds near the middle; pieces of the same paint in shadow (same chromaticity, darker) are
-    merged; regions that reach the frame's edge are table, not floor.
-    """
-    h, w = small.shape[:2]
-    blur = cv2.GaussianBlur(small, (5, 5), 0)
-    flags = 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)
-    regions = []
-    taken = np.zeros((h, w), np.uint8)
-    for fy in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
-        for fx in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
-            x, y = int(w * fx), int(h * fy)
-            if taken[y, x]:
-                continue
-            mask = np.zeros((h + 2, w + 2), np.uint8)
-            cv2.floodFill(blur, mask, (x, y), 0, (2, 2, 2), (2, 2, 2), flags)
-            region = mask[1:-1, 1:-1]
-            area = int(np.count_nonzero(region))
-            taken |= region
-            border = (
-                region[0].any() or region[-1].any() or region[:, 0].any() or region[:, -1].any()
-            )
-            if area > 0.01 * h * w and not border:
-                regions.append(region)
-    if not regions:
-        raise VisionError("tray not found: no large even floor in the middle of the frame")
-    regions.sort(key=lambda r: -int(np.count_nonzero(r)))
-    main = regions[0].copy()
-    f = blur.astype(np.float32) + 1.0
-    chroma = f / f.sum(axis=2, keepdims=True)
-
-    def stats(r):
-        sel = r > 0
-        return chroma[sel].mean(axis=0), f[sel].sum(axis=1).mean()
-
-    main_c, main_l = stats(main)
-    kernel = np.ones((5, 5), np.uint8)
-    changed = True
-    rest = regions[1:]
-    while changed:
-        changed = False
-        grown = cv2.dilate(main, kernel)
-        keep = []
-        for r in rest:
-            c, lum = stats(r)
-            touching = np.count_nonzero(grown & r) > 0
-            same_paint = np.abs(c - main_c).max() < 0.04 and 0.15 < lum / main_l < 6.0
-            if touching and same_paint:
-                main |= r
-                changed = True
-            else:
-                keep.append(r)
-        rest = keep
-    return main
-
-
-def _edge_score(grad: np.ndarray, quad: np.ndarray) -> float:
-    """Mean gradient magnitude along a quad's outline: trays are outlined by sharp edges."""
-    h, w = grad.shape
-    total, n = 0.0, 0
-    for i in range(4):
-        a, b = quad[i], quad[(i + 1) % 4]
-        k = max(2, int(np.linalg.norm(b - a)))
-        t = np.linspace(0, 1, k)
-        xs = np.clip((a[0] + (b[0] - a[0]) * t).round().astype(int), 0, w - 1)
-        ys = np.clip((a[1] + (b[1] - a[1]) * t).round().astype(int), 0, h - 1)
-        total += float(grad[ys, xs].sum())
-        n += k
-    return total / max(n, 1)
-
-
-def _tray_blob(small: np.ndarray, tol: int = 3) -> np.ndarray:
-    """Mask of the tray on the small frame: everything a flood from the frame's edge cannot reach.
-
-    The table, the tower and the room touch the frame's edge; the tray is an island in them, cut
-    off by its rim. A floating-range flood from many seeds along the edge follows the table's light
-    gradients but stops at the rim's sharp outline. The largest island is the tray.
-    """
-    h, w = small.shape[:2]
-    blur = cv2.GaussianBlur(small, (5, 5), 0)
-    mask = np.zeros((h + 2, w + 2), np.uint8)
-    flags = 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)
-    step = 6
-    seeds = [(x, 0) for x in range(0, w, step)] + [(x, h - 1) for x in range(0, w, step)]
-    seeds += [(0, y) for y in range(0, h, step)] + [(w - 1, y) for y in range(0, h, step)]
-    for x, y in seeds:
-        if not mask[y + 1, x + 1]:
-            cv2.floodFill(blur, mask, (x, y), 0, (tol,) * 3, (tol,) * 3, flags)
-    island = (mask[1:-1, 1:-1] == 0).astype(np.uint8)
-    island = cv2.morphologyEx(island, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(island, connectivity=4)
-    if n <= 1:
-        raise VisionError("tray not found: nothing in the frame stands out from its surroundings")
-    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    return (labels == k).astype(np.uint8)
-
-
 def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
@@ -213,32 +114,148 @@ def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
     return quad
 
 
+def _edges(small: np.ndarray) -> np.ndarray:
+    """Sharp edges in lightness or colour (Canny on each Lab channel of a blurred copy)."""
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2Lab)
+    e = cv2.Canny(lab[..., 0], 20, 50)
+    e |= cv2.Canny(lab[..., 1], 20, 50)
+    e |= cv2.Canny(lab[..., 2], 20, 50)
+    return e
+
+
+def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The floor as the large edge-bounded region in the middle of the frame, holes filled.
+
+    Walls meet the floor in a crease and the rim stands against the table: both are sharp
+    edges; shading, vignetting and soft shadows are not. The edge-free pixels are shrunk by a
+    few pixels so that small gaps in an outline cannot join floor and table; the central piece
+    (and pieces of the same paint beside it, e.g. in a shadow) seeds the floor, every other piece
+    and the frame's edge seed "not floor", and a watershed on the colour image decides the
+    pixels in between.
+    """
+    h, w = small.shape[:2]
+    e = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    free = (e == 0).astype(np.uint8)
+    dist = cv2.distanceTransform(free, cv2.DIST_L2, 3)
+    mid = np.zeros((h, w), bool)
+    mid[h // 4: 3 * h // 4, w // 4: 3 * w // 4] = True
+    blur = cv2.GaussianBlur(small, (5, 5), 0)
+    for r in (4.0, 7.0, 11.0):
+        core = (dist > r).astype(np.uint8)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(core, connectivity=4)
+        if n <= 1:
+            continue
+        central = np.bincount(labels[mid].ravel(), minlength=n)
+        border = np.zeros(n, int)
+        for edge in (labels[0], labels[-1], labels[:, 0], labels[:, -1]):
+            border += np.bincount(edge.ravel(), minlength=n)
+        best, best_score = 0, 0.0
+        for i in range(1, n):
+            area = stats[i, cv2.CC_STAT_AREA]
+            if area < 0.02 * h * w or border[i] > 0.1 * (w + h):
+                continue
+            score = central[i] + 0.25 * area
+            if score > best_score:
+                best, best_score = i, score
+        if best:
+            break
+    else:
+        raise VisionError("tray not found: no large region enclosed by edges in the middle")
+    # Only the central piece is sure to be floor and only what reaches the frame's edge is sure
+    # not to be; the watershed gives everything else (the floor in a shadow, walls, cubes) to
+    # whichever side it is joined to by the weaker edge.
+    markers = np.zeros((h, w), np.int32)
+    markers[np.isin(labels, np.nonzero(border)[0]) & (labels > 0)] = 1
+    markers[labels == best] = 2
+    markers[0, :] = markers[-1, :] = markers[:, 0] = markers[:, -1] = 1
+    cv2.watershed(blur, markers)
+    region = (markers == 2).astype(np.uint8)
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        raise VisionError("tray not found")
+    filled = np.zeros_like(region)
+    cv2.drawContours(filled, [max(contours, key=cv2.contourArea)], -1, 1, thickness=cv2.FILLED)
+    return filled
+
+
+def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.ndarray:
+    """Move each side of a rough quad inward onto the innermost long straight edge near it.
+
+    The rough quad may run along the rim or along the crease where floor meets wall; the floor
+    is bounded by the innermost of these lines. A candidate line counts when most of its middle
+    stretch lies on edge pixels; a row of cubes or a soft shadow never is that straight and long.
+    Corners are then the intersections of neighbouring refined sides.
+    """
+    h, w = edges.shape
+    gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
+    mag = np.sqrt(gx * gx + gy * gy) + 1e-6
+    centre = quad.mean(axis=0)
+    diag = float(np.hypot(h, w))
+    offsets = np.arange(-0.01 * diag, 0.08 * diag, 1.0)
+    tilts = np.array([-4.0, -2.0, 0.0, 2.0, 4.0])
+    t = np.linspace(0.12, 0.88, 48)
+    lines = []
+    for i in range(4):
+        a, b = quad[i].astype(np.float64), quad[(i + 1) % 4].astype(np.float64)
+        u = b - a
+        n = np.array([-u[1], u[0]]) / max(np.linalg.norm(u), 1e-6)
+        if np.dot(centre - (a + b) / 2, n) < 0:
+            n = -n
+        # edge pixels whose gradient runs across this side (a side's edge, not a cube's)
+        across = np.abs(gx * n[0] + gy * n[1]) / mag > 0.85
+        e = cv2.dilate(((edges > 0) & across).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        # shift (O, T, S): offset, tilt, sample
+        shift = offsets[:, None, None] + tilts[None, :, None] * (2 * t[None, None, :] - 1)
+        pts = a + t[None, None, :, None] * u + shift[..., None] * n
+        xs = np.clip(np.round(pts[..., 0]).astype(int), 0, w - 1)
+        ys = np.clip(np.round(pts[..., 1]).astype(int), 0, h - 1)
+        inside = (pts[..., 0] >= 0) & (pts[..., 0] < w) & (pts[..., 1] >= 0) & (pts[..., 1] < h)
+        support = (e[ys, xs] & inside).mean(axis=2)  # (O, T)
+        best_tilt = support.argmax(axis=1)
+        best = support[np.arange(len(offsets)), best_tilt]
+        good = np.nonzero(best >= max(0.5, 0.8 * best.max()))[0]
+        if len(good):
+            j = good[-1]  # innermost
+            # settle on the strongest offset of that edge band (it is a few px wide)
+            band = np.arange(max(0, j - 3), min(len(offsets), j + 1))
+            j = band[np.argmax(best[band])]
+            d, tilt = offsets[j], tilts[best_tilt[j]]
+            a2 = a + (d - tilt) * n
+            b2 = b + (d + tilt) * n
+        else:
+            a2, b2 = a, b
+        lines.append((a2, b2))
+    out = []
+    for i in range(4):
+        p1, p2 = lines[(i - 1) % 4]
+        p3, p4 = lines[i]
+        d1, d2 = p2 - p1, p4 - p3
+        den = d1[0] * d2[1] - d1[1] * d2[0]
+        if abs(den) < 1e-9:
+            out.append(quad[i])
+            continue
+        s_ = ((p3[0] - p1[0]) * d2[1] - (p3[1] - p1[1]) * d2[0]) / den
+        out.append(p1 + s_ * d1)
+    out = np.array(out, np.float32)
+    # Refinement must not turn the quad inside out or shrink it to a sliver.
+    area0 = cv2.contourArea(quad.reshape(-1, 1, 2))
+    area1 = cv2.contourArea(out.reshape(-1, 1, 2))
+    if not cv2.isContourConvex(out.reshape(-1, 1, 2)) or area1 < 0.5 * area0:
+        return quad
+    return out
+
+
 def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     """Find the tray floor automatically; VisionError when nothing tray-like is in view."""
     h, w = image.shape[:2]
     scale = _WORK_WIDTH / w
     small = cv2.resize(image, (_WORK_WIDTH, max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
-    gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (3, 3), 0).astype(np.float32)
-    grad = cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))
-    grad = cv2.dilate(grad, np.ones((3, 3), np.uint8))
-    candidates = []
-    reasons = []
-    for finder in (_tray_blob, _grow_floor):
-        try:
-            mask = finder(small)
-        except VisionError as exc:
-            reasons.append(str(exc))
-            continue
-        if np.count_nonzero(mask) < 0.04 * mask.size:
-            reasons.append("tray not found: the largest even region is too small to be the floor")
-            continue
-        quad = _quad_from_mask(mask)
-        frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
-        if not 0.05 < frac < 0.9:
-            reasons.append("tray not found: no tray-sized outline")
-            continue
-        candidates.append((_edge_score(grad, quad), quad))
-    if not candidates:
-        raise VisionError(reasons[0] if reasons else "tray not found")
-    candidates.sort(key=lambda c: -c[0])
-    return view_from_corners(candidates[0][1] / scale, px_per_cm=px_per_cm, auto=True)
+    edges = _edges(small)
+    mask = _floor_by_edges(small, edges)
+    gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    quad = _refine_sides(_quad_from_mask(mask), edges, gray)
+    frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
+    if not 0.04 < frac < 0.9:
+        raise VisionError("tray not found: no tray-sized outline")
+    return view_from_corners(quad / scale, px_per_cm=px_per_cm, auto=True)
