@@ -275,7 +275,7 @@ class SettleDetector:
             return None
 
         still_for = now - self._still_since
-        if still_for < self.config.still_seconds:
+        if still_for < self.config.still_seconds - 1e-6:  # 1.4 - 0.8 < 0.6 in floating point
             return None
         if not self._evaluated:
             self._evaluated = True
