@@ -40,6 +40,8 @@ class Game:
             except RulesError as exc:
                 raise type(exc)(f"event #{n}: {exc}") from None
         game._state, game._res = fold(parsed, game._base)
+        for i, t in game._res.targets.items():  # a hand-written undo may leave out its target
+            parsed[i]["target"] = t + 1
         game._events = parsed
         return game
 

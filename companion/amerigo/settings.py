@@ -45,6 +45,12 @@ TOKEN_USAGE_DEFAULTS: dict[str, str] = {
     "vp_gold": END,  # text: "During final scoring"
 }
 
+# The token families whose usage above is a DEFAULT, not the text's.
+UNCONFIRMED_TOKEN_USAGE = (
+    "ships8", "pirates_plus2", "pirates_half", "pirates_gold", "plan_two", "swap_green_red",
+    "order_jump", "vp_instead",
+)
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -63,6 +69,21 @@ class Settings:
     special_track_vp: dict[int, int] | None = None
     special_track_colours: tuple[str, ...] | None = None
     token_usage: dict[str, str] = field(default_factory=lambda: dict(TOKEN_USAGE_DEFAULTS))
+
+    def unconfirmed(self) -> list[str]:
+        """Settings still at a default the rulebook text does not confirm (show them to players)."""
+        out = []
+        if self.time_markers == DEFAULT_TIME_MARKERS:
+            out.append("time_markers")
+        if self.goods == DEFAULT_GOODS:
+            out.append("goods (every sheet prints all five)")
+        for fam in UNCONFIRMED_TOKEN_USAGE:
+            if self.token_usage.get(fam) == TOKEN_USAGE_DEFAULTS[fam]:
+                out.append(f"token_usage.{fam}")
+        for name in ("progress_track_vp", "special_track_vp"):
+            if getattr(self, name) is None:
+                out.append(f"{name} (unknown: entered at final scoring)")
+        return out
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -194,6 +194,7 @@ class GameState:
             "skipped_phases": list(self.skipped),
             "last_action": self.last_action,
             "settings": self.settings.to_dict(),
+            "unconfirmed_settings": self.settings.unconfirmed(),
             "events_applied": self.events_applied,
         }
 
