@@ -1,0 +1,210 @@
+"""The files in hardware/: unit template, install script, wiring drawing, mount, docs."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from gpiozero.pins.mock import MockFactory
+
+from firmware.panel import PanelConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+HW = ROOT / "hardware"
+UNIT = HW / "cubetower.service"
+INSTALL = HW / "install.sh"
+SVG = HW / "wiring.svg"
+SCAD = HW / "mount.scad"
+
+# What install.sh puts in for the placeholders with its default options.
+FILLED = {
+    "@USER@": "pi",
+    "@REPO@": "/home/pi/cubetower",
+    "@GROUPS@": "video gpio",
+    "@SOURCE@": "picamera",
+    "@PORT@": "8000",
+}
+
+
+def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
+    """systemd's ini dialect: keys may repeat (Environment=), so collect lists."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    current = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], {})
+            continue
+        assert current is not None, f"key outside a section: {raw!r}"
+        key, sep, value = line.partition("=")
+        assert sep, f"not key=value: {raw!r}"
+        current.setdefault(key.strip(), []).append(value.strip())
+    return sections
+
+
+def filled_unit() -> str:
+    text = UNIT.read_text(encoding="utf-8")
+    for placeholder, value in FILLED.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+# systemd unit ----------------------------------------------------------------------------------
+
+
+def test_unit_template_parses_as_ini():
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str  # systemd keys are case sensitive
+    parser.read_string(UNIT.read_text(encoding="utf-8"))
+    assert {"Unit", "Service", "Install"} <= set(parser.sections())
+
+
+def test_unit_has_the_service_settings():
+    unit = parse_unit(filled_unit())
+    service = unit["Service"]
+    assert service["Restart"] == ["on-failure"]
+    assert service["RestartSec"] == ["3"]
+    assert service["User"] == ["pi"]
+    assert service["WorkingDirectory"] == ["/home/pi/cubetower"]
+    assert "PYTHONUNBUFFERED=1" in service["Environment"]
+    assert int(service["TimeoutStopSec"][0]) > 0
+    assert "network-online.target" in unit["Unit"]["After"][0]
+    assert "network-online.target" in unit["Unit"]["Wants"][0]
+    assert unit["Install"]["WantedBy"] == ["multi-user.target"]
+
+
+def test_unit_execstart_is_a_real_serve_command():
+    exec_start = parse_unit(filled_unit())["Service"]["ExecStart"]
+    assert len(exec_start) == 1
+    argv = shlex.split(exec_start[0])
+    assert argv[0] == "/home/pi/cubetower/.venv/bin/cubetower"
+    assert argv[1] == "serve"
+    # the console script named in ExecStart is the project's
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert "cubetower" in scripts
+    # and the real CLI parser accepts the arguments
+    cli = pytest.importorskip("firmware.cli")
+    args = cli.build_parser().parse_args(argv[1:])
+    assert args.command == "serve"
+    assert args.source == "picamera"
+    assert args.data_dir == "/var/lib/cubetower"
+    assert args.host == "0.0.0.0"
+    assert args.port == 8000
+    assert str(args.config) == "/etc/cubetower/config.toml"
+
+
+def test_install_script_fills_every_placeholder_of_the_template():
+    in_template = set(re.findall(r"@[A-Z]+@", UNIT.read_text(encoding="utf-8")))
+    in_script = set(re.findall(r"s\|(@[A-Z]+@)\|", INSTALL.read_text(encoding="utf-8")))
+    assert in_template == in_script == set(FILLED)
+
+
+# install.sh ----------------------------------------------------------------------------------
+
+
+def test_install_script_is_valid_bash():
+    subprocess.run(["bash", "-n", str(INSTALL)], check=True, capture_output=True)
+
+
+def test_install_script_is_strict_and_executable():
+    text = INSTALL.read_text(encoding="utf-8")
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert "set -euo pipefail" in text
+    assert os.access(INSTALL, os.X_OK)
+    assert "--system-site-packages" in text
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+def test_install_script_passes_shellcheck():
+    result = subprocess.run(["shellcheck", str(INSTALL)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--source", "floppy"], "--source must be"),
+        (["--port", "99999"], "--port must be 1-65535"),
+        (["--port", "http"], "--port must be a number"),
+        (["--frobnicate"], "unknown argument"),
+    ],
+)
+def test_install_script_rejects_bad_arguments_before_touching_anything(args, message):
+    # argument checks come before the root check and before any change to the system
+    result = subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True,
+                            timeout=10)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_install_script_help():
+    result = subprocess.run(["bash", str(INSTALL), "--help"], capture_output=True, text=True,
+                            timeout=10)
+    assert result.returncode == 0
+    assert "sudo hardware/install.sh" in result.stdout
+
+
+# wiring.svg ----------------------------------------------------------------------------------
+
+
+def test_wiring_svg_is_well_formed_svg():
+    root = ET.parse(SVG).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert root.get("viewBox")
+
+
+def test_wiring_svg_labels_match_the_default_pins():
+    text = "".join(ET.parse(SVG).getroot().itertext())
+    cfg = PanelConfig()
+    board = MockFactory(revision="c03111").board_info  # Raspberry Pi 4B
+    for field in cfg.pin_fields():
+        bcm = getattr(cfg, field)
+        [(_, pin)] = list(board.find_pin(f"GPIO{bcm}"))
+        assert f"GPIO{bcm} (pin {pin.number})" in text, field
+    for other in re.findall(r"GPIO(\d+) \(pin", text):
+        assert int(other) in {getattr(cfg, f) for f in cfg.pin_fields()}
+
+
+# mount.scad ----------------------------------------------------------------------------------
+
+
+def test_mount_scad_has_its_parameters_at_the_top():
+    text = SCAD.read_text(encoding="utf-8")
+    head = text[: text.index("module ")]
+    for name in ("camera_height", "tilt", "wall_thickness"):
+        assert re.search(rf"^{name}\s*=", head, re.M), name
+    assert re.search(r"^camera_height\s*=\s*250\s*;", head, re.M)  # 25 cm, in mm
+
+
+@pytest.mark.skipif(shutil.which("openscad") is None, reason="openscad not installed")
+def test_mount_scad_compiles(tmp_path):
+    out = tmp_path / "mount.csg"
+    result = subprocess.run(
+        ["openscad", "--hardwarnings", "-o", str(out), str(SCAD)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size > 0
+
+
+# docs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["README.md", "BOM.md", "wiring.md", "lighting.md", "mount.md"])
+def test_docs_exist_and_their_relative_links_resolve(name):
+    doc = HW / name
+    text = doc.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        assert (doc.parent / target).exists(), f"{name} links to missing {target}"
