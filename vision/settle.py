@@ -274,6 +274,8 @@ class SettleDetector:
             self._start_motion(pic, now)
             return None
 
+        if now < self._still_since:  # the clock went back (a different clock passed in)
+            self._still_since = self._anchor_time = now
         still_for = now - self._still_since
         if still_for < self.config.still_seconds - 1e-6:  # 1.4 - 0.8 < 0.6 in floating point
             return None
@@ -419,7 +421,7 @@ class SettleDetector:
             matched[:, :, c] = _tone_match(
                 cur.norm[:, :, c], stored.norm[:, :, c], ~clipped[:, :, c]
             )
-        d = _relative(matched, stored.norm)
+        d = _relative(matched, stored.norm).reshape(matched.shape)  # cv2 drops a lone channel
         # A clipped channel's ratio means nothing; judge that pixel by its other channels.
         d[clipped] = 0
         hit = (d.max(axis=2) > self.threshold).astype(np.uint8)
@@ -482,8 +484,8 @@ class SettleDetector:
 
 def _relative(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """|a - b| / max(a, b, 1) per channel (1 = the frame's mean brightness)."""
-    # np.maximum, not cv2.max: cv2 reads a bare float as Scalar(x, 0, 0, 0), i.e. channel 0 only.
-    return cv2.divide(cv2.absdiff(a, b), np.maximum(cv2.max(a, b), np.float32(1.0)))
+    # A full 4-tuple: cv2 reads a bare 1.0 as Scalar(1, 0, 0, 0), i.e. channel 0 only.
+    return cv2.divide(cv2.absdiff(a, b), cv2.max(cv2.max(a, b), (1.0, 1.0, 1.0, 1.0)))
 
 
 def _tone_match(cur: np.ndarray, stored: np.ndarray, valid: np.ndarray) -> np.ndarray:

@@ -411,6 +411,16 @@ def test_clock_is_used_when_now_is_omitted():
     assert hits == [10]
 
 
+def test_a_clock_that_jumps_back_delays_but_does_not_break():
+    scene = Scene(initial=A, noise=False)
+    det = SettleDetector()
+    events, _ = run(det, scene, 1.0, t0=100.0)
+    assert len(events) == 1
+    det.request_read()
+    events, _ = run(det, scene, 1.0, t0=0.0)
+    assert len(events) == 1 and events[0][0] == pytest.approx(0.6, abs=1.01 / FPS)
+
+
 def test_grey_bgra_and_uint16_frames_are_accepted_and_junk_refused():
     scene = Scene(initial=A, noise=False)
     for conv in (
@@ -421,6 +431,16 @@ def test_grey_bgra_and_uint16_frames_are_accepted_and_junk_refused():
         det = SettleDetector()
         got = [det.update(conv(scene.frame(k / 10)), now=k / 10) for k in range(10)]
         assert len([e for e in got if e]) == 1
+    # a grey camera goes through the whole cycle, stored comparisons included
+    grey = lambda img: cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)  # noqa: E731
+    det = SettleDetector()
+    det.set_reference(grey(BASE))
+    scene = Scene(initial=A, hands=[Hand(2.0, takes={0, 1, 2})])
+    kinds = []
+    for k in range(60):
+        ev = det.update(grey(scene.frame(k / 10)), now=k / 10)
+        kinds += [ev.kind] if ev else []
+    assert kinds == ["settled", "emptied"]
     det = SettleDetector()
     with pytest.raises(VisionError):
         det.update("not a frame", now=0.0)  # type: ignore[arg-type]
