@@ -45,6 +45,7 @@ TRAY_LINE = (255, 220, 0)  # cyan-ish, unlike any cube colour
 HALO = (0, 0, 0)
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 TRAY_LONG_CM = 16.0
+TRAY_AREA_CM2 = 16.0 * 10.0
 DEFAULT_TRAY_WIDTH_FRACTION = 0.55  # without corners, guess the tray spans this much of the width
 
 
@@ -94,9 +95,10 @@ def _cube_side(width: int, tray_corners: np.ndarray | None, cube_px: float | Non
     if cube_px is not None:
         return float(cube_px)
     if tray_corners is not None:
-        (_, _), (rw, rh), _ = cv2.minAreaRect(tray_corners.astype(np.float32))
-        if max(rw, rh) > 0:
-            return max(rw, rh) / TRAY_LONG_CM
+        # The floor is 16 x 10 cm: one cube's footprint is its area / 160, perspective averaged.
+        area = abs(cv2.contourArea(tray_corners.astype(np.float32)))
+        if area > 0:
+            return math.sqrt(area / TRAY_AREA_CM2)
     return width * DEFAULT_TRAY_WIDTH_FRACTION / TRAY_LONG_CM
 
 
@@ -127,8 +129,8 @@ def draw_overlay(
 ) -> np.ndarray:
     """Return a BGR copy of ``image`` (same height and width) with the reading drawn on it.
 
-    ``cube_px`` is one cube's side in pixels; without it the tray corners (16 cm long side) or the
-    image width give it. Grey or BGRA input is drawn on as BGR; the input is never modified.
+    ``cube_px`` is one cube's side in pixels; without it the tray floor's corners (16 x 10 cm) or
+    the image width give it. Grey or BGRA input is drawn on as BGR; the input is never modified.
     """
     out = _as_bgr(image)
     h, w = out.shape[:2]

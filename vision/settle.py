@@ -19,8 +19,8 @@ Everything is measured on a ~160 px wide, blurred, brightness-normalised copy:
   shutter flicker bands (+-3 % each way) and JPEG leave behind, and far below the contrast of a
   cube on a tray.
 * Area threshold: motion or new content needs at least ``cube_fraction`` (half) of one cube's
-  area to change. One cube's size in work pixels comes from the tray corners when given (the tray's
-  long side is 16 cm) or from the assumption that the tray spans ``tray_width_fraction`` of the
+  area to change. One cube's size in work pixels comes from the tray corners when given (the floor
+  is 16 x 10 cm) or from the assumption that the tray spans ``tray_width_fraction`` of the
   frame width. Changed pixels are counted, not summed, so one strongly changed cube and many
   faintly changed pixels are not confused. On the rendered trays one resting cube changes about
   two cube areas (the cube, its shadow, blur), four times the bar; an empty tray under another
@@ -48,6 +48,7 @@ from vision.errors import VisionError
 log = logging.getLogger(__name__)
 
 TRAY_LONG_CM = 16.0  # the tray's long inside edge; one cube is 1 cm
+TRAY_AREA_CM2 = 16.0 * 10.0
 _OPEN_KERNEL = np.ones((2, 2), np.uint8)
 _REFRESH_READ_S = 5.0  # how often a quiet tray's last-read picture follows the light
 
@@ -205,6 +206,7 @@ class SettleDetector:
         """Watch only inside the tray (four or more corners, frame pixels); None watches it all.
 
         Besides ignoring hands and cards on the table, the corners give the true size of a cube.
+        Corners are the floor's (``TrayView.corners``); the detector starts watching afresh.
         """
         if corners is None:
             self._tray_corners = None
@@ -323,11 +325,12 @@ class SettleDetector:
             mask = np.zeros((wh, ww), np.uint8)
             cv2.fillPoly(mask, [np.round(pts).astype(np.int32)], 1)
             self._mask = mask.astype(bool)
-            rect = cv2.minAreaRect(pts.astype(np.float32))
-            cube_side = max(rect[1]) / TRAY_LONG_CM
+            # The floor is 16 x 10 cm: its area over 160 is one cube's footprint, averaged over
+            # the perspective (cubes near the camera look bigger than far ones).
+            area = abs(cv2.contourArea(pts.astype(np.float32))) / TRAY_AREA_CM2
         else:
-            cube_side = ww * self.config.tray_width_fraction / TRAY_LONG_CM
-        self._cube_area = max(cube_side * cube_side, 1.0)
+            area = (ww * self.config.tray_width_fraction / TRAY_LONG_CM) ** 2
+        self._cube_area = max(area, 1.0)
         self._min_px = max(self.config.cube_fraction * self._cube_area, 2.0)
         if self._reference_frame is not None:
             if self._reference_frame.shape == shape:

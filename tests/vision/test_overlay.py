@@ -49,7 +49,7 @@ def test_pixels_around_each_cube_change_and_the_tray_outline_is_drawn():
     reading = TrayReading((Cube("red", 400, 400, 0.9), Cube("white", 700, 500, 0.9)))
     corners = [(250, 200), (900, 200), (900, 620), (250, 620)]
     out = draw_overlay(img, reading, tray_corners=corners)
-    r = round(0.8 * 650 / 16)  # ring radius from the tray's 16 cm long side
+    r = round(0.8 * (650 * 420 / 160) ** 0.5)  # ring radius from the 16 x 10 cm floor
     for x, y in ((400, 400), (700, 500)):
         assert len(_ring_pixels(img, out, x, y, r)) > 100
         assert np.array_equal(out[y, x], img[y, x])  # the cube itself stays visible

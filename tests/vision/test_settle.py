@@ -468,8 +468,8 @@ def test_tray_outline_ignores_hands_on_the_table_and_sizes_the_cube():
     events, states = run(det, scene, 6.0)
     assert len(events) == 1
     assert all(s is SettleState.SETTLED for t, s in states if t > 0.7)
-    # the tray's 280 px long side is 16 cubes, whatever the frame size
-    assert det.cube_area == pytest.approx((280 * 160 / W / 16) ** 2, rel=0.1)
+    # the 16 x 10 cm floor holds 160 cube footprints, whatever the frame size
+    assert det.cube_area == pytest.approx(280 * 190 * (160 / W) ** 2 / 160, rel=0.02)
 
 
 def test_explicit_motion_threshold_and_config():
