@@ -70,7 +70,7 @@ class Game:
             state, res = fold([*self._events, e], self._base)
         else:
             state = self._state.copy()
-            apply_event(state, e)
+            apply_event(state, e, len(self._events) + 1)
             res = Resolution([*self._res.active, True], dict(self._res.targets),
                              dict(self._res.corrected))
         self._events.append(e)
@@ -101,9 +101,15 @@ class Game:
         return score_sheet(self._state)
 
     def history(self) -> list[dict]:
-        """One line per event, for the history list: number, text, and whether it is in force."""
+        """One line per event for the history list: number, text, outcome, whether in force."""
         return [
-            {"n": i + 1, "type": e["type"], "text": describe(e), "in_force": self._res.active[i]}
+            {
+                "n": i + 1,
+                "type": e["type"],
+                "text": describe(e),
+                "outcome": self._state.outcomes.get(i + 1, ""),
+                "in_force": self._res.active[i],
+            }
             for i, e in enumerate(self._events)
         ]
 

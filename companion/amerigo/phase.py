@@ -154,6 +154,8 @@ def perform(state: GameState, e: dict) -> dict:
         # "the player totals the number of cubes in the action space, divides this number by
         # three, rounds up, then advances his disc on the gold track"
         gold = gold_option(state, p)
+        if p.has(usage, "gold_half"):
+            p.use_once(usage, "gold_half")
         vp = p.gain_gold(gold)
         return {"gold": gold, "vp_from_excess_gold": vp}
     if choice == "vp":
@@ -179,6 +181,9 @@ def perform(state: GameState, e: dict) -> dict:
 
     # AP: "The largest number of cubes of a single color" + progress tokens + bought with gold.
     available = base_ap(state) + bonus_ap(state, p, choice)
+    for t in p.usable(usage):
+        if ap_bonus(t.name, choice):
+            p.use_once(usage, t.name)  # flips it only if a game made AP tokens once-only
     for name in e.get("tokens_used", []):
         if name != "ships8" or choice != "blue":
             raise NotOnOffer(f"progress token {name} cannot be used with {ACTION_NAMES[choice]}")
@@ -217,6 +222,8 @@ def _blue(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict
     if len(posts) > SHIPS:
         raise LimitReached(f"{p.name} has {SHIPS} ships: at most {SHIPS} trading posts per action")
     gold_per_post = p.has(state.settings.token_usage, "gold_per_post")
+    if gold_per_post and posts:
+        p.use_once(state.settings.token_usage, "gold_per_post")
     discovery = 0
     touched = []
     for post in posts:
@@ -345,6 +352,8 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         raise NotEnough(f"{p.name} has {p.villages} planned village tile(s), not {villages}")
     _check_cost(p, cost, ap if "ap" in e else available, "Build")
     commodities = e.get("commodities", {})
+    if commodities and not build:
+        raise MalformedEvent("commodity tokens are taken by building over them: add the build")
     for good, n in commodities.items():
         if good not in state.settings.goods:
             raise MalformedEvent(f"unknown good {good!r}; goods: {', '.join(state.settings.goods)}")
@@ -453,3 +462,27 @@ def track_values(state: GameState, p: Player) -> dict:
                                                                        p.special),
     }
 
+
+
+def describe_outcome(summary: dict) -> str:
+    """What an action brought about, in a few words, for the history list."""
+    bits = []
+    if summary.get("gold"):
+        bits.append(f"+{summary['gold']} gold")
+    if summary.get("vp_from_excess_gold"):
+        bits.append(f"+{summary['vp_from_excess_gold']} VP from gold over 12")
+    if summary.get("vp"):
+        bits.append(f"+{summary['vp']} VP")
+    if summary.get("cannons") is not None:
+        bits.append(f"+{summary['cannons']} cannons")
+    if summary.get("discovery_vp"):
+        bits.append(f"+{summary['discovery_vp']} VP discovery")
+    if summary.get("tile_vp"):
+        bits.append(f"+{summary['tile_vp']} VP for tiles")
+    if summary.get("completed"):
+        bits.append(f"island {summary['completed']} completed")
+    if summary.get("spaces") is not None:
+        bits.append(f"{summary['spaces']} spaces")
+    if summary.get("track_end_gold"):
+        bits.append(f"+{summary['track_end_gold']} gold (track end)")
+    return ", ".join(bits)

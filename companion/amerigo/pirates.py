@@ -33,19 +33,27 @@ def fight(players: list[Player], base: int, usage: dict[str, str]) -> dict[str, 
     strength is 0").
     """
     results: dict[str, dict] = {}
+    strengths = {p.name: strength_for(p, players, base, usage) for p in players}
+    for p in players:  # a once-only "+2" token (if a game sets it so) is spent by this attack
+        for t in p.usable(usage, fam="pirates_plus2"):
+            p.use_once(usage, t.name)
     for p in players:
-        strength = strength_for(p, players, base, usage)
+        strength = strengths[p.name]
         before = p.cannons
         if p.cannons >= strength:
             p.cannons -= strength
             gold = PIRATE_TOKEN_GOLD if p.has(usage, "pirates_gold") else 0
             if gold:
+                p.use_once(usage, "pirates_gold")
                 p.gain_gold(gold)
             results[p.name] = {"strength": strength, "cannons_fired": strength,
                                "fought_off": True, "vp_lost": 0, "gold": gold}
         else:
             p.cannons = 0
-            damage = ceil(strength / 2) if p.has(usage, "pirates_half") else strength
+            half = p.has(usage, "pirates_half")
+            if half:
+                p.use_once(usage, "pirates_half")
+            damage = ceil(strength / 2) if half else strength
             lost = p.lose_vp(damage)
             results[p.name] = {"strength": strength, "cannons_fired": before,
                                "fought_off": False, "vp_lost": lost, "gold": 0}

@@ -87,6 +87,7 @@ class GameState:
     production_bought: dict[str, int] = field(default_factory=dict)
     final_inputs: dict[str, dict] = field(default_factory=dict)
     events_applied: int = 0
+    outcomes: dict[int, str] = field(default_factory=dict)  # event number -> what it brought about
 
     def copy(self) -> GameState:
         return copy.deepcopy(self)
@@ -218,14 +219,25 @@ def _need(state: GameState, *stages: str, what: str) -> None:
         raise WrongStage(f"{what} is not possible now: the game expects {EXPECTS[state.stage]}")
 
 
-def apply_event(state: GameState, e: dict) -> None:
-    """Apply one parsed, in-force event (undo/corrections already resolved) to ``state``."""
+def apply_event(state: GameState, e: dict, n: int | None = None) -> None:
+    """Apply one parsed, in-force event (undo/corrections already resolved) to ``state``.
+
+    ``n`` is the event's number in the log; what it brought about is kept in ``state.outcomes[n]``
+    for the history list (e.g. "+4 gold, +1 VP from gold over 12").
+    """
     t = e["type"]
     handler = _APPLY.get(t)
     if handler is None:  # tray_corrected / undo: resolved before the fold
         return
-    handler(state, e)
+    before = state.stage, state.round, state.phase
+    outcome = handler(state, e)
     state.events_applied += 1
+    if (state.stage, state.round, state.phase) != before and state.stage in (TRAY, ROUND_END):
+        nxt = (f"round {state.round}, {state.colour} phase" if state.stage == TRAY
+               else "round end")
+        outcome = f"{outcome}; next: {nxt}" if outcome else f"next: {nxt}"
+    if n is not None and outcome:
+        state.outcomes[n] = outcome
 
 
 def _game_created(state: GameState, e: dict) -> None:
@@ -314,6 +326,7 @@ def _action(state: GameState, e: dict) -> None:
     state.acted.append(p.name)
     if len(state.acted) == len(state.phase_order):
         state.end_phase()
+    return phase_rules.describe_outcome(summary)
 
 
 def _chest_cashed(state: GameState, e: dict) -> None:
@@ -353,6 +366,14 @@ def _round_ended(state: GameState, e: dict) -> None:
     # "The game ends after the 5th game round. Players conduct an intermediate scoring as usual,
     # then final scoring takes place." Otherwise: "Reveal one more pirate marker."
     state.stage = FINAL if state.round >= ROUNDS else PIRATE
+    parts = []
+    for name, r in state.last_pirate_attack["players"].items():
+        if r["fought_off"]:
+            parts.append(f"{name} fires {r['cannons_fired']}" + (f", +{r['gold']} gold"
+                                                               if r["gold"] else ""))
+        else:
+            parts.append(f"{name} fires {r['cannons_fired']}, loses {r['vp_lost']} VP")
+    return f"pirates {state.pirate_strength()}: " + "; ".join(parts)
 
 
 def _final_scoring(state: GameState, e: dict) -> None:
@@ -470,7 +491,7 @@ def fold(events: list[dict], settings: Settings | None = None) -> tuple[GameStat
         if i in res.corrected:
             e = {**e, "tray": res.corrected[i]}
         try:
-            apply_event(state, e)
+            apply_event(state, e, i + 1)
         except RulesError as exc:
             raise type(exc)(f"event #{i + 1} ({e['type']}): {exc}") from None
     return state, res
