@@ -448,6 +448,8 @@ def open_panel(
     if not config.enabled:
         log.info("front panel disabled in the config ([panel] enabled = false)")
         return NullPanel("disabled")
+    # Collect gpiozero's PinFactoryFallback warnings to put their reasons into one log line.
+    # (catch_warnings is process-wide: call open_panel once, at start-up, not from threads.)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
