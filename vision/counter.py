@@ -19,7 +19,7 @@ from vision.calibration import Calibration
 from vision.colours import ColourModel, floor_ratio, lab_from_linear, to_linear
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, TrayReading
-from vision.segment import blobs, floor_and_cubes, split_blob
+from vision.segment import blobs, cube_masks, floor_model, split_blob
 from vision.tray import TrayView, find_tray, view_from_corners
 
 _LAST_LABS: list = []
@@ -121,21 +121,39 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
 
     rect = view.rectify(image)
     ref_rect = view.rectify(reference) if reference is not None else None
-    bg_lin, fg = floor_and_cubes(rect, ref_rect, view.px_per_cm)
+    bg_lin = floor_model(rect, ref_rect, view.px_per_cm, view.floor_box)
+    strong, weak = cube_masks(
+        rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None
+    )
     rect_lin = to_linear(rect)
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
 
-    found = blobs(fg)
-    singles = [b.area for b in found if 0.6 * cube_area < b.area < 1.4 * cube_area]
+    # A blob belongs to the tray when most of it lies over the floor: a cube against a wall
+    # reaches past the crease in the picture only with its top, a cube on the rim or in the
+    # tower's mouth lies mostly beyond it.
+    x0, y0, x1, y1 = view.floor_box
+    found = []
+    for b in blobs(strong, weak):
+        inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
+        if inside < 0.5:
+            continue
+        if b.weak and not _cube_shaped(b, cube_area):
+            continue
+        found.append(b)
+    # The frame's own lone cubes say how big a cube looks here (camera height and angle), within
+    # what the geometry allows.
+    singles = [b.area for b in found if 0.6 * cube_area < b.area < 1.4 * cube_area and not b.weak]
     if len(singles) >= 3:
-        cube_area = float(np.median(singles))
+        cube_area = float(np.clip(np.median(singles), 0.75 * cube_area, 1.3 * cube_area))
 
     cubes: list[dict] = []
     for b in found:
         est = b.area / cube_area
+        if b.weak and est < 0.5:
+            continue  # a faint small change: a crumb of shadow, not a cube
         n = max(1, round(est))
         pieces = split_blob(b, n)
-        ambiguous = (n > 1 and abs(est - n) > 0.35) or est < 0.45
+        ambiguous = (n > 1 and abs(est - n) > 0.35) or est < 0.45 or b.weak
         for m in pieces:
             ys, xs = np.nonzero(m)
             if len(xs) == 0:
@@ -177,6 +195,18 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
                 )
         out.append(Cube(COLOURS[k], float(x), float(y), round(conf, 3), unsure))
     return TrayReading(tuple(out), tuple(warnings))
+
+
+def _cube_shaped(b, cube_area: float) -> bool:
+    """A faint blob counts only if it is the size and shape of one or two cubes."""
+    if not 0.6 * cube_area <= b.area <= 2.4 * cube_area:
+        return False
+    contours, _ = cv2.findContours(b.mask.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)
+    cnt = max(contours, key=cv2.contourArea)
+    hull = cv2.contourArea(cv2.convexHull(cnt))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(cnt)
+    return hull > 0 and b.area / hull > 0.8 and max(rw, rh) < 2.2 * max(min(rw, rh), 1.0)
 
 
 def _apply_bounds(cubes: list[dict], bounds: dict[str, int], warnings: list[str]) -> None:

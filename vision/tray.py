@@ -27,6 +27,7 @@ from vision.errors import VisionError
 
 TRAY_CM = (16.0, 10.0)  # inner floor, long side x short side
 PX_PER_CM = 20.0  # resolution of the rectified floor: a cube's top is 20 x 20 px
+MARGIN_CM = 1.0  # band kept around the floor in the rectified view
 
 _WORK_WIDTH = 576  # the floor is found on a copy this wide
 
@@ -42,9 +43,16 @@ class TrayView:
     corners: np.ndarray  # (4, 2) float32
     to_rect: np.ndarray  # (3, 3)
     to_image: np.ndarray  # (3, 3)
-    size: tuple[int, int]  # rectified (width, height) in px
+    size: tuple[int, int]  # rectified (width, height) in px, floor plus margin all round
     px_per_cm: float
     auto: bool = True
+    margin: int = 0  # px of wall/rim band kept around the floor in the rectified view
+
+    @property
+    def floor_box(self) -> tuple[int, int, int, int]:
+        """The floor proper in rectified pixels: x0, y0, x1, y1."""
+        w, h = self.size
+        return self.margin, self.margin, w - self.margin, h - self.margin
 
     def rectify(self, image: np.ndarray, interpolation: int = cv2.INTER_LINEAR) -> np.ndarray:
         return cv2.warpPerspective(
@@ -75,8 +83,14 @@ def order_corners(pts: np.ndarray) -> np.ndarray:
     return pts
 
 
-def view_from_corners(corners, *, px_per_cm: float = PX_PER_CM, auto: bool = False) -> TrayView:
-    """Build the top-down mapping from four floor corners (any order) in image pixels."""
+def view_from_corners(
+    corners, *, px_per_cm: float = PX_PER_CM, auto: bool = False, margin_cm: float = MARGIN_CM
+) -> TrayView:
+    """Build the top-down mapping from four floor corners (any order) in image pixels.
+
+    The rectified view keeps ``margin_cm`` around the floor: a cube against a wall, seen from
+    the side, reaches past the crease in the picture and must not be cut in half.
+    """
     try:
         pts = np.asarray(corners, np.float32).reshape(4, 2)
     except (ValueError, TypeError) as exc:
@@ -88,10 +102,11 @@ def view_from_corners(corners, *, px_per_cm: float = PX_PER_CM, auto: bool = Fal
         raise VisionError("tray corners enclose almost no area")
     w = round(TRAY_CM[0] * px_per_cm)
     h = round(TRAY_CM[1] * px_per_cm)
-    dst = np.float32([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]])
+    m = round(margin_cm * px_per_cm)
+    dst = np.float32([[m, m], [m + w - 1, m], [m + w - 1, m + h - 1], [m, m + h - 1]])
     to_rect = cv2.getPerspectiveTransform(pts, dst)
     to_image = cv2.getPerspectiveTransform(dst, pts)
-    return TrayView(pts, to_rect, to_image, (w, h), px_per_cm, auto)
+    return TrayView(pts, to_rect, to_image, (w + 2 * m, h + 2 * m), px_per_cm, auto, m)
 
 
 def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
@@ -123,7 +138,7 @@ def _edges(small: np.ndarray) -> np.ndarray:
     return e
 
 
-def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def _floor_by_edges(small: np.ndarray, edges: np.ndarray, merge: bool = False) -> np.ndarray:
     """The floor as the large edge-bounded region in the middle of the frame, holes filled.
 
     Walls meet the floor in a crease and the rim stands against the table: both are sharp
@@ -167,6 +182,14 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> np.ndarray:
     markers = np.zeros((h, w), np.int32)
     markers[np.isin(labels, np.nonzero(border)[0]) & (labels > 0)] = 1
     markers[labels == best] = 2
+    if merge:
+        # second opinion: large inner pieces beside the floor are floor too (a hard shadow
+        # across the tray splits the floor into a lit and a shadowed piece)
+        near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(2 * r) + 5,) * 2))
+        for i in range(1, n):
+            big = stats[i, cv2.CC_STAT_AREA] > 0.015 * h * w
+            if i != best and not border[i] and big and np.any(near[labels == i]):
+                markers[labels == i] = 2
     markers[0, :] = markers[-1, :] = markers[:, 0] = markers[:, -1] = 1
     cv2.watershed(blur, markers)
     region = (markers == 2).astype(np.uint8)
@@ -246,16 +269,42 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
     return out
 
 
+def _plausible(quad: np.ndarray) -> float:
+    """How far the quad's corners are from what a rectangle seen from above can look like.
+
+    0 when every corner angle is within 55-125 degrees; grows with the worst excess.
+    """
+    worst = 0.0
+    for i in range(4):
+        a, b, c = quad[i - 1], quad[i], quad[(i + 1) % 4]
+        u, v = a - b, c - b
+        cosang = float(np.dot(u, v) / max(np.linalg.norm(u) * np.linalg.norm(v), 1e-9))
+        ang = np.degrees(np.arccos(np.clip(cosang, -1, 1)))
+        worst = max(worst, 55 - ang, ang - 125)
+    return max(0.0, worst)
+
+
 def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     """Find the tray floor automatically; VisionError when nothing tray-like is in view."""
     h, w = image.shape[:2]
     scale = _WORK_WIDTH / w
     small = cv2.resize(image, (_WORK_WIDTH, max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
     edges = _edges(small)
-    mask = _floor_by_edges(small, edges)
     gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
-    quad = _refine_sides(_quad_from_mask(mask), edges, gray)
-    frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
-    if not 0.04 < frac < 0.9:
+    best = None
+    for merge in (False, True):
+        mask = _floor_by_edges(small, edges, merge)
+        quad = _refine_sides(_quad_from_mask(mask), edges, gray)
+        frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
+        if not 0.04 < frac < 0.9:
+            continue
+        bad = _plausible(quad)
+        if best is None or bad < best[0]:
+            best = (bad, quad)
+        if bad == 0:
+            break
+    if best is None:
         raise VisionError("tray not found: no tray-sized outline")
-    return view_from_corners(quad / scale, px_per_cm=px_per_cm, auto=True)
+    if best[0] > 25:
+        raise VisionError("tray not found: the outline found is not a tray's shape")
+    return view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True)
