@@ -208,3 +208,23 @@ def test_docs_exist_and_their_relative_links_resolve(name):
         if "://" in target or target.startswith("mailto:"):
             continue
         assert (doc.parent / target).exists(), f"{name} links to missing {target}"
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+def test_unit_passes_systemd_analyze_verify(tmp_path):
+    cubetower = ROOT / ".venv" / "bin" / "cubetower"
+    if not cubetower.exists():
+        pytest.skip("no .venv/bin/cubetower to point ExecStart at")
+    import getpass
+
+    text = UNIT.read_text(encoding="utf-8")
+    for placeholder, value in {**FILLED, "@REPO@": str(ROOT), "@USER@": getpass.getuser(),
+                               "@GROUPS@": ""}.items():
+        text = text.replace(placeholder, value)
+    unit = tmp_path / "cubetower.service"
+    unit.write_text(text, encoding="utf-8")
+    result = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True,
+                            text=True, timeout=60)
+    problems = [line for line in (result.stdout + result.stderr).splitlines()
+                if str(unit) in line]
+    assert result.returncode == 0 and not problems, result.stdout + result.stderr
