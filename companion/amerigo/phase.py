@@ -123,6 +123,8 @@ def options(state: GameState, p: Player) -> dict:
                 "ap": ap + bonus_ap(state, p, c),
                 **({"ships_token_ap": TOKEN_AP_SHIPS}
                    if c == "blue" and p.has(usage, "ships8") else {}),
+                **({"track_end_gold": TRACK_END_GOLD}
+                   if _wastes_ap(state, p, c, ap + bonus_ap(state, p, c)) else {}),
             }
             for c, how in avail.items()
         ],
@@ -134,6 +136,22 @@ def options(state: GameState, p: Player) -> dict:
         "cannon_room": CANNON_MAX - p.cannons,
         "treasure_chests": p.chests,
     }
+
+
+def _wastes_ap(state: GameState, p: Player, colour: str, ap: int) -> bool:
+    """Would this action hit the end of its track with AP left over (so: 2 gold)?"""
+    s = state.settings
+    if colour == "black":
+        return p.cannons + ap > CANNON_MAX
+    if colour == "brown":
+        if s.progress_track_length is None:
+            return p.progress_at_end
+        return p.progress + ap > s.progress_track_length
+    if colour == "white":
+        if s.special_track_length is None:
+            return p.special_at_end
+        return p.special + ap > s.special_track_length
+    return False
 
 
 # --- performing an action -------------------------------------------------------------------------

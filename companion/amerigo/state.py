@@ -102,6 +102,17 @@ class GameState:
             for p in sorted(self.players.values(), key=lambda q: (-q.special, -q.special_height))
         ]
 
+    def stacks(self) -> list[dict]:
+        """Discs on the special-action track: per occupied space, the stack from top to bottom."""
+        spaces: dict[int, list[Player]] = {}
+        for p in self.players.values():
+            spaces.setdefault(p.special, []).append(p)
+        return [
+            {"space": space,
+             "stack": [p.name for p in sorted(ps, key=lambda q: -q.special_height)]}
+            for space, ps in sorted(spaces.items(), reverse=True)
+        ]
+
     def time_marker(self) -> int:
         """"the number on the topmost time marker" (settings.time_markers, one per round)."""
         return self.settings.time_markers[max(self.round, 1) - 1]
@@ -176,6 +187,8 @@ class GameState:
             "phase_number": self.phase + 1 if playing else None,
             "turn": turn,
             "player_order": self.order(),
+            "start_player": self.order()[0] if self.players else None,
+            "special_track_stacks": self.stacks(),
             "phase_order": list(self.phase_order),
             "acted": list(self.acted),
             "time_marker": self.time_marker() if self.round else None,
@@ -242,7 +255,11 @@ def apply_event(state: GameState, e: dict, n: int | None = None) -> None:
 
 def _game_created(state: GameState, e: dict) -> None:
     _need(state, NEW, what="creating the game")
-    state.settings = Settings.from_dict({**state.settings.to_dict(), **e.get("settings", {})})
+    base = state.settings.to_dict()
+    override = dict(e.get("settings", {}))
+    if "token_usage" in override:
+        override["token_usage"] = {**base["token_usage"], **override["token_usage"]}
+    state.settings = Settings.from_dict({**base, **override})
     state.name = e.get("name")
     state.stage = SEATING
 
