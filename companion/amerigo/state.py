@@ -37,6 +37,7 @@ from .islands import Island
 from .ledger import Ledger
 from .players import Player
 from .settings import Settings
+from .tokens import family
 
 # Stages, each waiting for one kind of event (see ``expects``).
 NEW = "new"  # waiting for game_created
@@ -199,11 +200,7 @@ class GameState:
             "offer": self._offer(),
             "options": {n: phase_rules.options(self, p) for n, p in self.players.items()}
             if self.stage == ACTIONS else {},
-            "players": [
-                {**p.to_dict(), "order": self.order().index(n) + 1,
-                 **phase_rules.track_values(self, p)}
-                for n, p in self.players.items()
-            ],
+            "players": [self._player_dict(p) for p in self.players.values()],
             "islands": {n: i.to_dict() for n, i in self.islands.items()},
             "skipped_phases": list(self.skipped),
             "last_action": self.last_action,
@@ -211,6 +208,15 @@ class GameState:
             "unconfirmed_settings": self.settings.unconfirmed(),
             "events_applied": self.events_applied,
         }
+
+    def _player_dict(self, p: Player) -> dict:
+        d = p.to_dict()
+        d["order"] = self.order().index(p.name) + 1
+        d.update(phase_rules.track_values(self, p))
+        usage = self.settings.token_usage
+        for t in d["progress_tokens"]:
+            t["usage"] = usage[family(t["name"])]
+        return d
 
     def vision_bounds(self) -> dict[str, int] | None:
         """Per colour, the most cubes a tray picture can show now: the cubes inside the tower."""

@@ -35,7 +35,8 @@ def test_ships_token_once():
     assert _opts(g, "red")["blue"]["ships_token_ap"] == 8
     act(g, "red", "blue", ap=10, tokens_used=["ships8"])
     assert g.state.last_action["ap_available"] == 10
-    assert player(g, "red")["progress_tokens"] == [{"name": "ships8", "used": True}]
+    assert player(g, "red")["progress_tokens"] == [
+        {"name": "ships8", "used": True, "usage": "once"}]
     with pytest.raises(NotOnOffer, match="cannot be used with Load Cannons"):
         act(g, "white", "black", tokens_used=["ships8"])
 

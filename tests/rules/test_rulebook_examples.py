@@ -126,7 +126,8 @@ def test_progress_example_takes_a_token():
     forfeit(g)
     act(g, "blue", "brown", tokens_taken=["ap2:black"])
     p = player(g, "blue")
-    assert p["progress"] == 5 and p["progress_tokens"] == [{"name": "ap2:black", "used": False}]
+    assert p["progress"] == 5 and p["progress_tokens"] == [
+        {"name": "ap2:black", "used": False, "usage": "permanent"}]
     assert p["progress_vp"] == 1
     with pytest.raises(NotEnough, match="passed 0 VP space"):
         act(g, "yellow", "brown", ap=2, tokens_taken=["vp7"])

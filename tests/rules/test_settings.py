@@ -44,7 +44,8 @@ def test_token_usage_override_makes_a_token_once_only():
     opts = {x["colour"]: x for x in g.state_dict()["options"]["a"]["actions"]}
     assert opts["black"]["ap"] == 4
     act(g, "a", "black")
-    assert player(g, "a")["progress_tokens"] == [{"name": "ap2:black", "used": True}]
+    assert player(g, "a")["progress_tokens"] == [
+        {"name": "ap2:black", "used": True, "usage": "once"}]
     assert g.state.settings.token_usage["ships8"] == "once"  # the other defaults are kept
 
 
