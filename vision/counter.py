@@ -139,6 +139,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             continue
         if b.weak and not _cube_shaped(b, cube_area):
             continue
+        if _thinnest(b) < 0.45 * view.px_per_cm:
+            continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         found.append(b)
     # The frame's own lone cubes say how big a cube looks here (camera height and angle), within
     # what the geometry allows.
@@ -195,6 +197,14 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
                 )
         out.append(Cube(COLOURS[k], float(x), float(y), round(conf, 3), unsure))
     return TrayReading(tuple(out), tuple(warnings))
+
+
+def _thinnest(b) -> float:
+    """A blob's mean thickness across its length (area over the long side of its box), px."""
+    ys, xs = np.nonzero(b.mask)
+    pts = np.stack([xs, ys], axis=1).astype(np.float32)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(pts)
+    return float(b.area) / (max(rw, rh) + 1.0)
 
 
 def _cube_shaped(b, cube_area: float) -> bool:

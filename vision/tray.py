@@ -185,7 +185,7 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray, merge: bool = False) -
     if merge:
         # second opinion: large inner pieces beside the floor are floor too (a hard shadow
         # across the tray splits the floor into a lit and a shadowed piece)
-        near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(2 * r) + 5,) * 2))
+        near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(4 * r) + 9,) * 2))
         for i in range(1, n):
             big = stats[i, cv2.CC_STAT_AREA] > 0.015 * h * w
             if i != best and not border[i] and big and np.any(near[labels == i]):
@@ -299,12 +299,13 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
         if not 0.04 < frac < 0.9:
             continue
         bad = _plausible(quad)
-        if best is None or bad < best[0]:
-            best = (bad, quad)
-        if bad == 0:
-            break
+        # prefer plausible shapes, then the larger: the second opinion only ever adds floor
+        # that the first left out (a shadowed part), and sides are refined onto creases anyway
+        key = (bad, -frac)
+        if best is None or key < best[0]:
+            best = (key, quad)
     if best is None:
         raise VisionError("tray not found: no tray-sized outline")
-    if best[0] > 25:
+    if best[0][0] > 25:
         raise VisionError("tray not found: the outline found is not a tray's shape")
     return view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True)
