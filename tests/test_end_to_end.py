@@ -14,7 +14,10 @@ from firmware.sources import DEMO_DIR, FolderSource
 def device(tmp_path):
     frames = tmp_path / "frames"
     frames.mkdir()
-    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(DEMO_DIR / "empty.jpg", data / "empty.jpg")  # a calibrated device
+    config = with_overrides(Config(), data_dir=str(data))
     device = build_device(config, FolderSource(frames))
     yield device, frames
     device.stop()
