@@ -14,6 +14,8 @@ import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from firmware.panel import PanelConfig, PanelConfigError
+
 
 class ConfigError(ValueError):
     """The configuration is wrong; the message names the file, section and key."""
@@ -57,7 +59,7 @@ class Config:
     camera: CameraConfig = field(default_factory=CameraConfig)
     watcher: WatcherConfig = field(default_factory=WatcherConfig)
     vision: VisionConfig = field(default_factory=VisionConfig)
-    panel: dict = field(default_factory=dict)  # checked by firmware.panel.PanelConfig
+    panel: PanelConfig = field(default_factory=PanelConfig)
 
     @property
     def data_path(self) -> Path:
@@ -90,7 +92,12 @@ def build(cls, data: dict, where: str):
     values = {}
     for name, value in data.items():
         expected = hints[name]
-        if dataclasses.is_dataclass(expected):
+        if hasattr(expected, "from_dict"):  # a section that checks itself
+            try:
+                values[name] = expected.from_dict(value)
+            except PanelConfigError as exc:
+                raise ConfigError(f"{where} [{name}]: {exc}") from exc
+        elif dataclasses.is_dataclass(expected):
             values[name] = build(expected, value, f"{where} [{name}]")
         else:
             values[name] = _check_value(where, name, expected, value)

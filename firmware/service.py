@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from vision.overlay import draw_overlay, encode_jpeg
 
 from companion.hub import Hub
 from companion.store import Store
 from companion.tray import TrayBoard
 from companion.web.app import DeviceHooks, create_app
 from firmware.config import Config
+from firmware.panel import NullPanel, Panel, open_panel
 from firmware.sources import (
     DEMO_DIR,
     DemoSource,
@@ -31,6 +31,7 @@ from firmware.sources import (
 )
 from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
 from vision import VisionError, count_cubes, load_image
+from vision.overlay import draw_overlay, encode_jpeg
 from vision.settle import SettleDetector
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,27 @@ def trigger_for(config: Config, source: FrameSource, reference: np.ndarray | Non
 
 
 @dataclass
+class PanelMirror:
+    """Passes readings to the tray board and shows every status change on the panel's LEDs too."""
+
+    board: TrayBoard
+    panel: Panel | NullPanel
+
+    def publish_reading(self, frame_id: str, reading: dict, picture: bytes | None) -> dict:
+        return self.board.publish_reading(frame_id, reading, picture)
+
+    def publish_error(self, frame_id: str, message: str) -> dict:
+        return self.board.publish_error(frame_id, message)
+
+    def set_status(self, state: str, message: str = "", source: str | None = None) -> None:
+        self.board.set_status(state, message, source)
+        try:
+            self.panel.show(state)
+        except ValueError:
+            log.debug("panel has no pattern for %r", state)
+
+
+@dataclass
 class Device:
     config: Config
     source: FrameSource
@@ -97,11 +119,14 @@ class Device:
     hub: Hub
     board: TrayBoard
     watcher: TrayWatcher
+    panel: Panel | NullPanel
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
     def start(self) -> None:
         self.board.set_status("starting", source=self.source.name)
+        self.panel.show("starting")
+        self.panel.set_light(True)
         self.thread = threading.Thread(
             target=self.watcher.run, args=(self.stop_event,), name="tray-watcher", daemon=True
         )
@@ -111,6 +136,8 @@ class Device:
         self.stop_event.set()
         if self.thread:
             self.thread.join(timeout=5)
+        self.panel.show("stopped")
+        self.panel.close()
         self.source.close()
         self.store.close()
 
@@ -118,18 +145,29 @@ class Device:
         return create_app(self.board, self.hub, DeviceHooks(read_now=self.watcher.request_read))
 
 
-def build_device(config: Config, source: FrameSource | None = None) -> Device:
+def build_device(
+    config: Config, source: FrameSource | None = None, *, pin_factory=None
+) -> Device:
+    """Everything the device is made of; ``pin_factory`` lets tests use gpiozero's MockFactory."""
     source = source or choose_source(config.camera.source)
     store = Store(config.data_path / "cubetower.sqlite")
     hub = Hub()
     board = TrayBoard(store, hub)
     reference = empty_reference_for(config, source)
     reader = Reader(reference, config.vision.picture_width)
+    mirror = PanelMirror(board, NullPanel("not opened yet"))
     watcher = TrayWatcher(
         source,
         reader,
-        board,
+        mirror,
         trigger_for(config, source, reference),
         poll_seconds=config.watcher.poll_seconds,
     )
-    return Device(config, source, store, hub, board, watcher)
+    mirror.panel = open_panel(
+        config.panel,
+        on_read_now=watcher.request_read,
+        on_undo=lambda: log.info("undo pressed: no game is open"),
+        on_next=lambda: log.info("next pressed: no game is open"),
+        pin_factory=pin_factory,
+    )
+    return Device(config, source, store, hub, board, watcher, mirror.panel)

@@ -27,7 +27,7 @@ def test_a_full_file_is_read_into_types(tmp_path):
     assert config.camera.source == "webcam:1"
     assert config.watcher.still_seconds == 1.0 and isinstance(config.watcher.still_seconds, float)
     assert str(config.data_path) == "/tmp/ct"
-    assert config.panel == {"enabled": False}
+    assert config.panel.enabled is False and config.panel.read_now_pin == 17
 
 
 def test_unknown_key_is_named_with_the_allowed_ones(tmp_path):
@@ -65,3 +65,8 @@ def test_flags_override_the_file(tmp_path):
     assert merged.server.port == 8123 and merged.server.host == "127.0.0.1"
     assert merged.camera.source == "demo"
     assert merged.data_path == tmp_path
+
+
+def test_panel_section_is_checked_by_the_panel_config(tmp_path):
+    with pytest.raises(ConfigError, match=r"\[panel\].*unknown.*'led_pin'"):
+        load_config(write(tmp_path, "[panel]\nled_pin = 4\n"))

@@ -1,0 +1,76 @@
+"""The composed device with gpiozero's mock pins: buttons reach the loop, LEDs follow status."""
+
+import shutil
+
+import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from firmware.config import Config, with_overrides
+from firmware.service import build_device, choose_source
+from firmware.sources import DEMO_DIR, DemoSource, FolderSource
+
+
+@pytest.fixture
+def factory():
+    factory = MockFactory(pin_class=MockPWMPin)
+    yield factory
+    factory.reset()
+
+
+@pytest.fixture
+def device(tmp_path, factory):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    device = build_device(config, FolderSource(frames), pin_factory=factory)
+    yield device, frames, factory
+    device.stop()
+
+
+def test_read_now_button_makes_the_loop_read_again(device):
+    device, frames, factory = device
+    shutil.copy(DEMO_DIR / "drop11.jpg", frames / "a.jpg")
+    device.watcher.step()
+    reads = device.watcher.reads
+    assert device.watcher.step() is False
+    button = factory.pin(device.config.panel.read_now_pin)
+    button.drive_low()
+    button.drive_high()
+    assert device.watcher.step() is True
+    assert device.watcher.reads == reads + 1
+
+
+def test_status_leds_follow_the_loop(device):
+    device, frames, factory = device
+    green = factory.pin(device.config.panel.status_led_pin)
+    red = factory.pin(device.config.panel.error_led_pin)
+    (frames / "bad.jpg").write_bytes(b"garbage")
+    device.watcher.step()
+    assert device.panel.status == "error"
+    assert red.state and not green.state
+
+
+def test_panel_is_released_on_stop(tmp_path, factory):
+    config = with_overrides(Config(), data_dir=str(tmp_path))
+    device = build_device(config, FolderSource(tmp_path), pin_factory=factory)
+    device.start()
+    device.stop()
+    assert device.panel.status == "stopped"
+
+
+def test_auto_source_falls_back_to_the_demo_without_a_pi_camera(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "picamera2", None)
+    assert isinstance(choose_source("auto"), DemoSource)
+
+
+def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
+    config = with_overrides(Config(), data_dir=str(tmp_path))
+    device = build_device(config, DemoSource(), pin_factory=factory)
+    try:
+        assert device.watcher.read_frame.reference is not None
+        assert device.watcher.step() is True  # the first picture: the empty tray
+        assert device.board.latest()["total"] == 0
+    finally:
+        device.stop()
