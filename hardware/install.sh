@@ -109,19 +109,12 @@ as_user python3 -m venv --system-site-packages "$VENV"
 grep -q '^include-system-site-packages = true' "$VENV/pyvenv.cfg" \
     || die "$VENV does not see the system packages; delete it and run this script again"
 
-# Keep numpy at the version the OS's picamera2 (and its simplejpeg) were compiled against: a
-# numpy 2 in the venv makes `import picamera2` fail with "numpy.dtype size changed". OpenCV
-# 4.12 and later need numpy 2, so with the OS's numpy 1.x, stay below it.
+# Keep numpy at the version the OS's picamera2 was compiled against (see the script).
 CONSTRAINTS="$(mktemp)"
 trap 'rm -f "$CONSTRAINTS"' EXIT
 chmod 644 "$CONSTRAINTS"
-if sys_numpy="$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)' 2>/dev/null)"; then
-    echo "numpy==$sys_numpy" >> "$CONSTRAINTS"
-    case "$sys_numpy" in
-        1.*) echo "opencv-python-headless<4.12" >> "$CONSTRAINTS" ;;
-    esac
-    echo "keeping the system's numpy $sys_numpy"
-fi
+bash "$REPO/scripts/pi-constraints.sh" > "$CONSTRAINTS"
+[ -s "$CONSTRAINTS" ] && echo "keeping the system's $(head -n 1 "$CONSTRAINTS")"
 as_user "$VENV/bin/python" -m pip install --quiet --upgrade pip
 as_user "$VENV/bin/python" -m pip install --quiet --constraint "$CONSTRAINTS" -e "$REPO"
 [ -x "$VENV/bin/cubetower" ] || die "pip did not install the cubetower command into $VENV/bin"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run.sh and test.sh: make sure .venv exists and holds the project with the given extra.
 # Re-installs only when pyproject.toml changed, so the second start is quick.
 set -euo pipefail
@@ -11,23 +12,26 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
     exit 1
 fi
 
+# On a Raspberry Pi, picamera2 comes from the OS (python3-picamera2), not from PyPI.
+ON_PI=""
+[ -d /usr/lib/python3/dist-packages/picamera2 ] && ON_PI=1
 if [ ! -x "$VENV/bin/python" ]; then
     venv_flags=()
-    # On a Raspberry Pi, picamera2 comes from the OS (python3-picamera2), not from PyPI.
-    if [ -d /usr/lib/python3/dist-packages/picamera2 ]; then
-        venv_flags+=(--system-site-packages)
-    fi
+    [ -n "$ON_PI" ] && venv_flags+=(--system-site-packages)
     echo "Creating $VENV ..."
     "$PY" -m venv "${venv_flags[@]}" "$VENV"
 fi
 
 spec="$ROOT"
-[ -n "$EXTRA" ] && spec="$ROOT[$EXTRA]"
+[ -n "$EXTRA" ] && spec="${ROOT}[$EXTRA]"
 stamp="$VENV/.cubetower-installed-$EXTRA"
-want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+want="$(sha256sum < "$ROOT/pyproject.toml" | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "Installing cubetower${EXTRA:+ with [$EXTRA]} into $VENV ..."
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-    "$VENV/bin/python" -m pip install --quiet -e "$spec"
+    constraints="$(mktemp)"
+    [ -n "$ON_PI" ] && bash "$ROOT/scripts/pi-constraints.sh" > "$constraints"
+    "$VENV/bin/python" -m pip install --quiet --constraint "$constraints" -e "$spec"
+    rm -f "$constraints"
     echo "$want" > "$stamp"
 fi
