@@ -203,7 +203,7 @@ def parse_event(raw: Any) -> dict:
         raise MalformedEvent(f"an event must be a JSON object, got {type(raw).__name__}")
     if "v" not in raw:
         raise MalformedEvent('missing version field "v" (use "v": 1)')
-    if raw["v"] != VERSION:
+    if type(raw["v"]) is not int or raw["v"] != VERSION:
         raise MalformedEvent(f"unsupported event version {raw['v']!r} (this engine: {VERSION})")
     etype = raw.get("type")
     if etype not in SCHEMAS:

@@ -106,12 +106,24 @@ class Game:
             {
                 "n": i + 1,
                 "type": e["type"],
-                "text": describe(e),
+                "text": self._text(i, e),
                 "outcome": self._state.outcomes.get(i + 1, ""),
                 "in_force": self._res.active[i],
             }
             for i, e in enumerate(self._events)
         ]
+
+
+    def _text(self, i: int, e: dict) -> str:
+        """``describe(e)``; an undo also says what it took back (or, for a redo, restored)."""
+        if e["type"] != "undo":
+            return describe(e)
+        t = self._res.targets.get(i, e.get("target", 0) - 1)
+        target = self._events[t]
+        if target["type"] == "undo":
+            inner = self._events[self._res.targets.get(t, target.get("target", 0) - 1)]
+            return f"Redo (takes back undo #{t + 1}): {describe(inner)}"
+        return f"Undo #{t + 1}: {describe(target)}"
 
 
 __all__ = ["Game", "resolve"]

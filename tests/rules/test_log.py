@@ -27,7 +27,8 @@ def test_undo_then_redo_is_identity():
     g.redo()
     assert snap(g) == s1
     assert [e["type"] for e in g.events[-3:]] == ["action", "undo", "undo"]
-    assert g.history()[-1]["text"].startswith("Redo of event")
+    assert g.history()[-1]["text"].startswith("Redo (takes back undo #")
+    assert g.history()[-2]["text"].endswith("red: Load Cannons")
 
 
 def test_undo_twice_goes_back_two_steps_and_redo_twice_restores():
