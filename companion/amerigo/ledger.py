@@ -91,8 +91,9 @@ class Ledger:
         for c in COLOURS:
             places = [self.tower[c], self.storage[c], self.tray[c], self.action[c]]
             if any(n < 0 for n in places) or sum(places) != CUBES_PER_COLOUR:
-                raise RulesError(f"cube ledger broken for {c}: {places}")  # a bug, never the table
-        assert sum(sum(getattr(self, p).values()) for p in PLACES) == TOTAL_CUBES
+                raise RulesError(f"internal error: cube ledger broken for {c}: {places}")
+        if sum(sum(getattr(self, p).values()) for p in PLACES) != TOTAL_CUBES:  # pragma: no cover
+            raise RulesError("internal error: the ledger does not hold 49 cubes")
 
     def to_dict(self) -> dict:
         return {

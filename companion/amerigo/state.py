@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from . import phase as phase_rules
 from . import pirates as pirate_rules
 from .constants import (
+    CANNON_MAX,
     CHEST_GOLD,
+    GOLD_MAX,
     MAX_PLAYERS,
     MIN_PLAYERS,
     PHASE_COLOURS,
@@ -169,10 +171,13 @@ class GameState:
             self.start_phase()
 
     def check(self) -> None:
-        """Invariants that no event may break (used by the tests and after every fold)."""
+        """Invariants no event may break, checked after every event: should the engine ever have a
+        bug, the command is refused instead of corrupting the game."""
         self.ledger.check()
         for p in self.players.values():
-            assert p.vp >= 0 and 0 <= p.gold <= 12 and 0 <= p.cannons <= 12, p
+            if not (p.vp >= 0 and 0 <= p.gold <= GOLD_MAX and 0 <= p.cannons <= CANNON_MAX):
+                raise RulesError(f"internal error: {p.name} has vp {p.vp}, gold {p.gold}, "
+                                 f"cannons {p.cannons}")
 
     # --- JSON snapshot ---------------------------------------------------------------------------
 
@@ -250,6 +255,7 @@ def apply_event(state: GameState, e: dict, n: int | None = None) -> None:
         return
     before = state.stage, state.round, state.phase
     outcome = handler(state, e)
+    state.check()
     state.events_applied += 1
     if (state.stage, state.round, state.phase) != before and state.stage in (TRAY, ROUND_END):
         nxt = (f"round {state.round}, {state.colour} phase" if state.stage == TRAY
