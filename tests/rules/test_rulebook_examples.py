@@ -437,3 +437,16 @@ def test_chest_any_time_and_e_tokens():
     assert player(g, "b")["gold"] == 1 + 3
     with pytest.raises(NotEnough, match="no unused progress token gold3"):
         g.command({"type": "token_used", "player": "b", "token": "gold3"})
+
+
+def test_second_post_on_an_already_discovered_island_scores_nothing():
+    # "Example: With 5 AP available, the red player moves his ship to another anchor point on this
+    # same island. He then places a second trading post on this island, but he scores no victory
+    # points as this island has already been discovered."
+    g = new_game(tray=counts(blue=7, black=7))
+    read(g, blue=3)
+    act(g, "red", "blue", posts=[{"island": "A", "big": False}])
+    finish_phase(g)
+    read(g, black=2, blue=5)
+    act(g, "red", "blue", posts=[{"island": "A"}])
+    assert player(g, "red")["vp"] == 3 and player(g, "red")["trading_posts"] == {"A": 2}
