@@ -132,6 +132,12 @@ class Store:
             ).fetchall()
         return [json.loads(row[0]) for row in rows]
 
+    def event_count(self, game_id: int) -> int:
+        with self._lock:
+            return self._db.execute(
+                "SELECT COUNT(*) FROM events WHERE game_id = ?", (game_id,)
+            ).fetchone()[0]
+
     def append_events(self, game_id: int, base_seq: int, events: Iterable[dict]) -> int:
         """Append after ``base_seq`` events; raise SeqConflict if the log has moved on."""
         with self._lock:

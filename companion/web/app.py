@@ -15,7 +15,9 @@ from flask import Flask, Response, jsonify, render_template, request
 
 from companion.amerigo.offer import COLOURS
 from companion.hub import Hub
+from companion.table import GameTable
 from companion.tray import TrayBoard
+from companion.web.game_api import game_blueprint
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +53,9 @@ def create_app(
     board: TrayBoard,
     hub: Hub,
     hooks: DeviceHooks | None = None,
+    table: GameTable | None = None,
     *,
     keepalive_seconds: float = 15.0,
-    extra_snapshot: Callable[[], dict] | None = None,
 ) -> Flask:
     hooks = hooks or DeviceHooks()
     app = Flask(__name__)
@@ -64,8 +66,8 @@ def create_app(
 
     def snapshot() -> dict:
         body = {"tray": tray_body(), "status": board.status()}
-        if extra_snapshot:
-            body.update(extra_snapshot())
+        if table is not None:
+            body["game"] = table.snapshot()
         return body
 
     @app.get("/")
@@ -129,6 +131,9 @@ def create_app(
         response.headers["Cache-Control"] = "no-cache"
         response.headers["X-Accel-Buffering"] = "no"
         return response
+
+    if table is not None:
+        app.register_blueprint(game_blueprint(table))
 
     @app.get("/api/health")
     def api_health():

@@ -30,7 +30,7 @@ def served(tmp_path):
 
 
 def test_page_updates_live_when_the_tray_changes(served, browser):
-    url, frames, device = served
+    url, frames, _ = served
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
     page.goto(url)
     page.wait_for_function("document.getElementById('status').dataset.state !== 'starting'")

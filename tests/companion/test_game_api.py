@@ -1,0 +1,184 @@
+"""The game over HTTP: start, command, refuse, undo, and two phones at once."""
+
+import threading
+
+import pytest
+
+from companion.hub import Hub
+from companion.store import Store
+from companion.table import GameTable
+from companion.tray import TrayBoard
+from companion.web.app import create_app
+
+SETUP = {"blue": 4, "black": 1, "red": 3, "brown": 3, "green": 4, "yellow": 2, "white": 3}
+PHASE = {"blue": 5, "black": 4, "red": 1, "brown": 4, "green": 1, "yellow": 3, "white": 2}
+
+
+@pytest.fixture
+def table(tmp_path):
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    table = GameTable(store, hub)
+    yield table, create_app(TrayBoard(store, hub), hub, table=table).test_client(), hub
+    store.close()
+
+
+def start(client, players=("Eva", "Finn")):
+    response = client.post("/api/game", json={"players": list(players), "name": "test"})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def send(client, game, command):
+    body = {"base": game["seq"], "command": command}
+    return client.post(f"/api/game/{game['id']}/command", json=body)
+
+
+def play_to_first_action(client):
+    game = start(client)
+    for command in (
+        {"type": "setup_drop_read", "tray": SETUP},
+        {"type": "pirate_revealed", "value": 0},
+        {"type": "tray_read", "tray": PHASE},
+    ):
+        response = send(client, game, command)
+        assert response.status_code == 200, response.get_json()
+        game = response.get_json()
+    return game
+
+
+def test_no_game_yet(table):
+    _, client, _ = table
+    assert client.get("/api/game").get_json() == {"id": None}
+
+
+def test_a_new_game_seats_the_players_with_starting_gold(table):
+    _, client, _ = table
+    game = start(client, ["Ada", "Ben", "Cleo", "Dan"])
+    players = {p["name"]: p for p in game["state"]["players"]}
+    assert [players[n]["gold"] for n in ("Ada", "Ben", "Cleo", "Dan")] == [0, 1, 2, 3]
+    assert game["seq"] == 2
+    assert client.get("/api/game").get_json()["id"] == game["id"]
+
+
+def test_a_phase_offers_the_tray_and_takes_the_turns_in_order(table):
+    _, client, _ = table
+    game = play_to_first_action(client)
+    state = game["state"]
+    assert state["expects"] == "action"
+    assert state["offer"]["ap"] == 5 and state["offer"]["gold"] == 7  # 20 cubes / 3, rounded up
+    turn = state["turn"]
+    response = send(client, game, {"type": "action", "player": turn, "choice": "gold"})
+    assert response.status_code == 200
+    after = response.get_json()
+    assert after["seq"] == game["seq"] + 1
+    assert after["history"][-1]["in_force"] is True
+
+
+def test_a_refused_command_says_why_and_changes_nothing(table):
+    _, client, _ = table
+    game = play_to_first_action(client)
+    not_turn = next(p for p in game["state"]["player_order"] if p != game["state"]["turn"])
+    response = send(client, game, {"type": "action", "player": not_turn, "choice": "gold"})
+    assert response.status_code == 400
+    assert response.get_json()["kind"] == "OutOfTurn"
+    assert client.get("/api/game").get_json()["seq"] == game["seq"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"command": {"type": "undo"}}, "'base'"),
+        ({"base": "3", "command": {"type": "undo"}}, "'base'"),
+        ({"base": 0, "command": {"type": "launch_rockets"}}, "unknown command type"),
+        ({"base": 0, "command": "undo"}, "JSON object"),
+    ],
+)
+def test_malformed_requests_are_clear_400s(table, body, message):
+    _, client, _ = table
+    game = start(client)
+    response = client.post(f"/api/game/{game['id']}/command", json=body)
+    assert response.status_code == 400
+    assert message in response.get_json()["error"]
+
+
+def test_wrong_values_from_a_phone(table):
+    _, client, _ = table
+    game = start(client)
+    bad = send(client, game, {"type": "setup_drop_read", "tray": {"purple": 3}})
+    assert bad.status_code == 400 and "purple" in bad.get_json()["error"]
+    not_json = client.post(f"/api/game/{game['id']}/command", data="nope")
+    assert not_json.status_code == 400
+    assert client.post("/api/game", json={"players": ["Solo"]}).status_code == 400
+
+
+def test_a_stale_phone_gets_409_with_the_fresh_game(table):
+    _, client, _ = table
+    game = play_to_first_action(client)
+    turn = game["state"]["turn"]
+    gold = {"type": "action", "player": turn, "choice": "gold"}
+    assert send(client, game, gold).status_code == 200
+    stale = send(client, game, {"type": "action", "player": turn, "choice": "gold"})
+    assert stale.status_code == 409
+    assert stale.get_json()["game"]["seq"] == game["seq"] + 1
+
+
+def test_two_phones_pressing_at_once_only_one_lands(table):
+    table_, client, _ = table
+    game = play_to_first_action(client)
+    turn = game["state"]["turn"]
+    barrier = threading.Barrier(2)
+    codes = []
+
+    def press(choice):
+        barrier.wait()
+        response = send(client, game, {"type": "action", "player": turn, "choice": choice})
+        codes.append(response.status_code)
+
+    threads = [threading.Thread(target=press, args=(c,)) for c in ("gold", "blue")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200, 409]
+    assert table_.snapshot()["seq"] == game["seq"] + 1
+
+
+def test_undo_and_redo_are_events_and_exact(table):
+    _, client, _ = table
+    game = play_to_first_action(client)
+    turn = game["state"]["turn"]
+    acted = send(client, game, {"type": "action", "player": turn, "choice": "gold"}).get_json()
+    undone = send(client, acted, {"type": "undo"}).get_json()
+    assert undone["state"]["players"] == game["state"]["players"]
+    assert undone["history"][-2]["in_force"] is False
+    redone = send(client, undone, {"type": "undo", "redo": True}).get_json()
+    assert redone["state"]["players"] == acted["state"]["players"]
+
+
+def test_every_change_is_pushed_to_the_phones(table):
+    _, client, hub = table
+    subscription = hub.subscribe()
+    game = start(client)
+    update = subscription.get(timeout=1)
+    assert update.kind == "game" and update.data["id"] == game["id"]
+
+
+def test_the_game_survives_a_restart(tmp_path):
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    client = create_app(TrayBoard(store, Hub()), Hub(), table=GameTable(store, Hub())).test_client()
+    game = play_to_first_action(client)
+    store.close()
+    store = Store(path)
+    again = GameTable(store, Hub()).snapshot()
+    assert again["seq"] == game["seq"] and again["state"] == game["state"]
+    store.close()
+
+
+def test_vision_bounds_follow_the_tower(table):
+    table_, client, _ = table
+    assert table_.vision_bounds() is None
+    play_to_first_action(client)
+    bounds = table_.vision_bounds()
+    assert set(bounds) == set(SETUP) and all(0 <= n <= 7 for n in bounds.values())
