@@ -95,14 +95,16 @@ class GameTable:
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise TableError("players must be a list of names")
         players = [p.strip() for p in players if p.strip()]
-        created = {"v": 1, "type": "game_created", "name": str(name or "")}
+        created: dict = {"v": 1, "type": "game_created"}
+        if name:
+            created["name"] = str(name)
         if settings:
             created["settings"] = settings
         game = Game()
         game.apply(created)
         game.command({"type": "players_seated", "players": players})
         with self._lock:
-            game_id = self._store.create_game(created["name"])
+            game_id = self._store.create_game(created.get("name", ""))
             self._store.append_events(game_id, 0, game.events)
             self._cached = (game_id, len(game.events), game)
             snapshot = self._snapshot(game_id, game)
@@ -137,6 +139,35 @@ class GameTable:
             snapshot = self._snapshot(game_id, game)
         self._announce(snapshot)
         return snapshot
+
+    def reading_expected(self, snapshot: dict) -> str | None:
+        """The event a tray reading would be now: the set-up drop, a phase's drop, or None."""
+        state = snapshot.get("state") or {}
+        if state.get("stage") == "tray":
+            return "tray_read"
+        if state.get("stage") == "setup" and not any(state["cubes"]["storage"].values()):
+            return "setup_drop_read"
+        return None
+
+    def confirm_tray(self, counts: dict[str, int]) -> dict:
+        """Take a tray reading as the game's next reading (the panel's Next button)."""
+        snapshot = self.snapshot()
+        if snapshot["id"] is None:
+            raise TableError("no game is open; start one on a phone first")
+        kind = self.reading_expected(snapshot)
+        if kind is None:
+            expects = snapshot["state"]["expects"]
+            raise TableError(
+                f"the game does not wait for a tray reading now (it expects {expects})"
+            )
+        return self.command(snapshot["id"], snapshot["seq"], {"type": kind, "tray": counts})
+
+    def undo_latest(self) -> dict:
+        """Take back the latest event in force (the panel's Undo button)."""
+        snapshot = self.snapshot()
+        if snapshot["id"] is None:
+            raise TableError("no game is open")
+        return self.command(snapshot["id"], snapshot["seq"], {"type": "undo"})
 
     def _announce(self, snapshot: dict) -> None:
         self._hub.publish("game", snapshot)

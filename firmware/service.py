@@ -10,13 +10,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from companion.amerigo import RulesError
 from companion.hub import Hub
-from companion.store import Store
+from companion.store import Store, StoreError
+from companion.table import GameTable, TableError
 from companion.tray import TrayBoard
 from companion.web.app import DeviceHooks, create_app
 from firmware.config import Config
@@ -56,11 +59,11 @@ class Reader:
 
     reference: np.ndarray | None = None
     picture_width: int = 960
-    timings_ms: list[float] = field(default_factory=list)
+    bounds: Callable[[], dict[str, int] | None] = lambda: None  # what the game allows
 
     def __call__(self, image: np.ndarray) -> Outcome:
         started = time.perf_counter()
-        reading = count_cubes(image, self.reference)
+        reading = count_cubes(image, self.reference, bounds=self.bounds())
         ms = (time.perf_counter() - started) * 1000
         picture = encode_jpeg(draw_overlay(image, reading), max_width=self.picture_width)
         return Outcome({**reading.to_dict(), "ms": round(ms, 1)}, picture)
@@ -118,6 +121,7 @@ class Device:
     store: Store
     hub: Hub
     board: TrayBoard
+    table: GameTable
     watcher: TrayWatcher
     panel: Panel | NullPanel
     stop_event: threading.Event = field(default_factory=threading.Event)
@@ -142,7 +146,8 @@ class Device:
         self.store.close()
 
     def app(self):
-        return create_app(self.board, self.hub, DeviceHooks(read_now=self.watcher.request_read))
+        hooks = DeviceHooks(read_now=self.watcher.request_read)
+        return create_app(self.board, self.hub, hooks, self.table)
 
 
 def build_device(
@@ -153,8 +158,9 @@ def build_device(
     store = Store(config.data_path / "cubetower.sqlite")
     hub = Hub()
     board = TrayBoard(store, hub)
+    table = GameTable(store, hub)
     reference = empty_reference_for(config, source)
-    reader = Reader(reference, config.vision.picture_width)
+    reader = Reader(reference, config.vision.picture_width, table.vision_bounds)
     mirror = PanelMirror(board, NullPanel("not opened yet"))
     watcher = TrayWatcher(
         source,
@@ -166,8 +172,25 @@ def build_device(
     mirror.panel = open_panel(
         config.panel,
         on_read_now=watcher.request_read,
-        on_undo=lambda: log.info("undo pressed: no game is open"),
-        on_next=lambda: log.info("next pressed: no game is open"),
+        on_undo=lambda: game_button(table.undo_latest, mirror),
+        on_next=lambda: game_button(lambda: confirm_latest(board, table), mirror),
         pin_factory=pin_factory,
     )
-    return Device(config, source, store, hub, board, watcher, mirror.panel)
+    return Device(config, source, store, hub, board, table, watcher, mirror.panel)
+
+
+def confirm_latest(board: TrayBoard, table: GameTable) -> dict:
+    latest = board.latest()
+    if latest is None or latest.get("error"):
+        raise TableError("there is no good tray reading to confirm")
+    return table.confirm_tray(latest["counts"])
+
+
+def game_button(action: Callable[[], dict], mirror: PanelMirror) -> None:
+    """A panel button that changes the game: a refusal blinks the error LED, never crashes."""
+    try:
+        action()
+    except (TableError, RulesError, StoreError) as exc:
+        log.warning("panel button refused: %s", exc)
+        mirror.board.set_status("uncertain", str(exc))
+        mirror.panel.show("uncertain")

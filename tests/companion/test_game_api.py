@@ -6,7 +6,7 @@ import pytest
 
 from companion.hub import Hub
 from companion.store import Store
-from companion.table import GameTable
+from companion.table import GameTable, TableError
 from companion.tray import TrayBoard
 from companion.web.app import create_app
 
@@ -182,3 +182,26 @@ def test_vision_bounds_follow_the_tower(table):
     play_to_first_action(client)
     bounds = table_.vision_bounds()
     assert set(bounds) == set(SETUP) and all(0 <= n <= 7 for n in bounds.values())
+
+
+def test_confirm_tray_feeds_the_set_up_drop_then_the_phase(table):
+    table_, client, _ = table
+    start(client)
+    game = table_.confirm_tray(SETUP)
+    assert game["history"][-1]["type"] == "setup_drop_read"
+    send(client, game, {"type": "pirate_revealed", "value": 0})
+    game = table_.confirm_tray(PHASE)
+    assert game["history"][-1]["type"] == "tray_read"
+    assert game["state"]["stage"] == "actions"
+    with pytest.raises(TableError, match="does not wait for a tray reading"):
+        table_.confirm_tray(PHASE)
+    undone = table_.undo_latest()
+    assert undone["state"]["stage"] == "tray"
+
+
+def test_panel_helpers_without_a_game(table):
+    table_, _, _ = table
+    with pytest.raises(TableError, match="no game"):
+        table_.confirm_tray(SETUP)
+    with pytest.raises(TableError, match="no game"):
+        table_.undo_latest()

@@ -74,3 +74,30 @@ def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
         assert device.board.latest()["total"] == 0
     finally:
         device.stop()
+
+
+def test_next_button_confirms_the_tray_into_the_game_and_undo_takes_it_back(device):
+    device, frames, factory = device
+    device.table.new_game(["Eva", "Finn"])
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    device.watcher.step()
+    counts = device.board.latest()["counts"]
+    next_button = factory.pin(device.config.panel.next_pin)
+    next_button.drive_low()
+    next_button.drive_high()
+    game = device.table.snapshot()
+    assert game["history"][-1]["type"] == "setup_drop_read"
+    assert game["state"]["cubes"]["storage"] == counts
+    undo = factory.pin(device.config.panel.undo_pin)
+    undo.drive_low()
+    undo.drive_high()
+    assert device.table.snapshot()["history"][-1]["text"].startswith("Undo")
+
+
+def test_a_refused_button_press_is_shown_not_raised(device):
+    device, _, factory = device
+    next_button = factory.pin(device.config.panel.next_pin)
+    next_button.drive_low()  # no game, no reading: refused
+    next_button.drive_high()
+    assert device.panel.status == "uncertain"
+    assert "no good tray reading" in device.board.status()["message"]
