@@ -22,8 +22,6 @@ from vision.reading import COLOURS, Cube, TrayReading
 from vision.segment import blobs, cube_masks, floor_model, split_blob
 from vision.tray import TrayView, find_tray, view_from_corners
 
-_LAST_LABS: list = []
-
 # Below this a cube is reported as uncertain.
 UNSURE_BELOW = 0.6
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
@@ -85,14 +83,36 @@ def _bounds(bounds) -> dict[str, int] | None:
     return out
 
 
-def _view(image, calibration: Calibration | None) -> TrayView:
+_VIEW_CACHE: dict[tuple, TrayView] = {}
+
+
+def _fingerprint(img: np.ndarray) -> tuple:
+    """Cheap identity of a reference frame (the same empty tray is passed for a whole evening)."""
+    sample = np.ascontiguousarray(img[::17, ::13])
+    return (img.shape, hash(sample.tobytes()))
+
+
+def _view_for(image: np.ndarray, reference, calibration) -> TrayView:
     if calibration is not None and calibration.corners is not None:
         return view_from_corners(calibration.corners)
-    return find_tray(image)
+    if reference is None:
+        return find_tray(image)
+    # The empty tray has no cubes on it: the better frame to find the tray in, and the same
+    # one all evening, so it is looked at once.
+    key = _fingerprint(reference)
+    view = _VIEW_CACHE.get(key)
+    if view is None:
+        try:
+            view = find_tray(reference)
+        except VisionError:
+            return find_tray(image)
+        if len(_VIEW_CACHE) > 8:
+            _VIEW_CACHE.clear()
+        _VIEW_CACHE[key] = view
+    return view
 
 
-def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> TrayReading:
-    """Count the cubes in the tray, by colour. See the module docstring for the pipeline."""
+def _check_inputs(image, reference, calibration):
     image = _check_frame(image)
     if reference is not None:
         reference = _check_frame(reference, "reference")
@@ -103,22 +123,18 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             )
     if calibration is not None and not isinstance(calibration, Calibration):
         raise VisionError("calibration must be a vision.calibration.Calibration")
-    bounds = _bounds(bounds)
-    model = calibration.colours if calibration is not None else ColourModel.default()
-    warnings: list[str] = []
+    return image, reference
 
-    # The empty tray has no cubes on it, so when there is one it is the better frame to find
-    # the tray in.
-    if calibration is not None and calibration.corners is not None:
-        view = view_from_corners(calibration.corners)
-    elif reference is not None:
-        try:
-            view = find_tray(reference)
-        except VisionError:
-            view = find_tray(image)
-    else:
-        view = find_tray(image)
 
+def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView, list[dict]]:
+    """Find the cube-sized things on the floor and measure each one's colour against the floor.
+
+    Returns the tray view and one dict per cube: ``ratio`` (linear BGR over the floor, scaled
+    to a pale print), ``xy`` (input-image pixels), ``ambiguous`` (a blob whose cube count or
+    existence is unsure). Colour naming is left to the caller (``count_cubes``, calibration).
+    """
+    image, reference = _check_inputs(image, reference, calibration)
+    view = _view_for(image, reference, calibration)
     rect = view.rectify(image)
     ref_rect = view.rectify(reference) if reference is not None else None
     bg_lin = floor_model(rect, ref_rect, view.px_per_cm, view.floor_box)
@@ -154,9 +170,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         if b.weak and est < 0.5:
             continue  # a faint small change: a crumb of shadow, not a cube
         n = max(1, round(est))
-        pieces = split_blob(b, n)
         ambiguous = (n > 1 and abs(est - n) > 0.35) or est < 0.45 or b.weak
-        for m in pieces:
+        for m in split_blob(b, n):
             ys, xs = np.nonzero(m)
             if len(xs) == 0:
                 continue
@@ -164,17 +179,25 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             # The faces towards the light (usually the top) carry the paint's colour best.
             lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
             top = ratio[lum >= np.median(lum)]
+            x, y = view.rect_to_image(np.array([[xs.mean(), ys.mean()]]))[0]
             cubes.append({
                 "ratio": np.median(top, axis=0),
-                "xy": (float(xs.mean()), float(ys.mean())),
+                "xy": (float(x), float(y)),
                 "ambiguous": ambiguous,
             })
-    k = model.fit_lightness(np.array([c["ratio"] for c in cubes])) if cubes else 1.0
+    return view, cubes
+
+
+def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> TrayReading:
+    """Count the cubes in the tray, by colour. See the module docstring for the pipeline."""
+    bounds = _bounds(bounds)
+    _, cubes = measure_cubes(image, reference, calibration=calibration)
+    model = calibration.colours if calibration is not None else ColourModel.default()
+    warnings: list[str] = []
+    gains = model.fit_print(np.array([c["ratio"] for c in cubes])) if cubes else np.ones(3)
     for c in cubes:
-        c["lab"] = lab_from_linear(c["ratio"][None] / k)[0]
+        c["lab"] = lab_from_linear(c["ratio"][None] / gains)[0]
         c["p"] = model.probabilities(c["lab"][None])[0]
-    global _LAST_LABS
-    _LAST_LABS = [c["lab"] for c in cubes]
 
     if bounds:
         _apply_bounds(cubes, bounds, warnings)
@@ -185,7 +208,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         conf = float(c["p"][k])
         if c["ambiguous"]:
             conf *= 0.6
-        x, y = view.rect_to_image(np.array([c["xy"]]))[0]
+        x, y = c["xy"]
         unsure = conf < UNSURE_BELOW
         if unsure:
             second = COLOURS[int(np.argsort(c["p"])[-2])]
@@ -195,7 +218,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
                 warnings.append(
                     f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]} but could be {second}"
                 )
-        out.append(Cube(COLOURS[k], float(x), float(y), round(conf, 3), unsure))
+        out.append(Cube(COLOURS[k], x, y, round(conf, 3), unsure))
     return TrayReading(tuple(out), tuple(warnings))
 
 

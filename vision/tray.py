@@ -201,13 +201,54 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray, merge: bool = False) -
     return filled
 
 
-def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.ndarray:
-    """Move each side of a rough quad inward onto the innermost long straight edge near it.
+def rectangle_aspect(quad: np.ndarray, centre: tuple[float, float]) -> tuple[float, float | None]:
+    """Long/short aspect of the rectangle whose perspective image is ``quad``, and the focal
+    length that implies (None when the view is too nearly straight-on to tell).
 
-    The rough quad may run along the rim or along the crease where floor meets wall; the floor
-    is bounded by the innermost of these lines. A candidate line counts when most of its middle
-    stretch lies on edge pixels; a row of cubes or a soft shadow never is that straight and long.
-    Corners are then the intersections of neighbouring refined sides.
+    Pinhole camera, square pixels, principal point at ``centre``: the images h1, h2 of the
+    rectangle's two axes must be orthogonal once the focal length is divided out, which fixes
+    the focal length; then their lengths give the aspect.
+    """
+    q = np.asarray(quad, np.float64).reshape(4, 2) - np.asarray(centre, np.float64)
+    unit = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
+    H = cv2.getPerspectiveTransform(unit, q.astype(np.float32)).astype(np.float64)
+    h1, h2 = H[:, 0], H[:, 1]
+    num = -(h1[0] * h2[0] + h1[1] * h2[1])
+    den = h1[2] * h2[2]
+    f = None
+    if abs(den) > 1e-12 and num / den > 0:
+        f = float(np.sqrt(num / den))
+    ff = f if f is not None else 1e6
+    v1 = np.array([h1[0] / ff, h1[1] / ff, h1[2]])
+    v2 = np.array([h2[0] / ff, h2[1] / ff, h2[2]])
+    r = float(np.linalg.norm(v1) / max(np.linalg.norm(v2), 1e-12))
+    return max(r, 1 / max(r, 1e-12)), f
+
+
+def _intersect_sides(lines, fallback: np.ndarray) -> np.ndarray:
+    out = []
+    for i in range(4):
+        p1, p2 = lines[(i - 1) % 4]
+        p3, p4 = lines[i]
+        d1, d2 = p2 - p1, p4 - p3
+        den = d1[0] * d2[1] - d1[1] * d2[0]
+        if abs(den) < 1e-9:
+            out.append(fallback[i])
+            continue
+        s_ = ((p3[0] - p1[0]) * d2[1] - (p3[1] - p1[1]) * d2[0]) / den
+        out.append(p1 + s_ * d1)
+    return np.array(out, np.float32)
+
+
+def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.ndarray:
+    """Move the sides of a rough quad onto the long straight edges near them.
+
+    The rough quad may run along the rim, along the crease where floor meets wall, or stop at
+    a hard shadow's edge. Per side, the candidates are long straight lines parallel to it (most
+    of their middle stretch on edge pixels whose gradient runs across the side; a row of cubes
+    is never that straight). Of all combinations, the one kept is the one whose shape is most
+    like the tray's known 16 x 10 proportions seen through a pinhole camera, preferring the
+    innermost lines (the floor is inside the walls) when shapes are alike.
     """
     h, w = edges.shape
     gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
@@ -218,7 +259,7 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
     offsets = np.arange(-0.01 * diag, 0.08 * diag, 1.0)
     tilts = np.array([-4.0, -2.0, 0.0, 2.0, 4.0])
     t = np.linspace(0.12, 0.88, 48)
-    lines = []
+    options = []  # per side: list of (line, rank) with rank 0 = innermost
     for i in range(4):
         a, b = quad[i].astype(np.float64), quad[(i + 1) % 4].astype(np.float64)
         u = b - a
@@ -237,36 +278,41 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         support = (e[ys, xs] & inside).mean(axis=2)  # (O, T)
         best_tilt = support.argmax(axis=1)
         best = support[np.arange(len(offsets)), best_tilt]
-        good = np.nonzero(best >= max(0.5, 0.8 * best.max()))[0]
-        if len(good):
-            j = good[-1]  # innermost
-            # settle on the strongest offset of that edge band (it is a few px wide)
-            band = np.arange(max(0, j - 3), min(len(offsets), j + 1))
-            j = band[np.argmax(best[band])]
-            d, tilt = offsets[j], tilts[best_tilt[j]]
-            a2 = a + (d - tilt) * n
-            b2 = b + (d + tilt) * n
-        else:
-            a2, b2 = a, b
-        lines.append((a2, b2))
-    out = []
-    for i in range(4):
-        p1, p2 = lines[(i - 1) % 4]
-        p3, p4 = lines[i]
-        d1, d2 = p2 - p1, p4 - p3
-        den = d1[0] * d2[1] - d1[1] * d2[0]
-        if abs(den) < 1e-9:
-            out.append(quad[i])
-            continue
-        s_ = ((p3[0] - p1[0]) * d2[1] - (p3[1] - p1[1]) * d2[0]) / den
-        out.append(p1 + s_ * d1)
-    out = np.array(out, np.float32)
-    # Refinement must not turn the quad inside out or shrink it to a sliver.
+        good = best >= max(0.5, 0.6 * best.max())
+        # one candidate per run of good offsets (an edge band is a few px wide): its peak
+        cands = []
+        j = 0
+        while j < len(offsets):
+            if good[j]:
+                k = j
+                while k + 1 < len(offsets) and good[k + 1]:
+                    k += 1
+                peak = j + int(np.argmax(best[j: k + 1]))
+                d, tilt = offsets[peak], tilts[best_tilt[peak]]
+                cands.append((a + (d - tilt) * n, b + (d + tilt) * n))
+                j = k + 1
+            else:
+                j += 1
+        if not cands:
+            cands = [(a, b)]
+        cands = cands[::-1][:3]  # innermost first, at most three
+        options.append(cands)
+    best_quad, best_score = quad, np.inf
+    small_centre = (w / 2.0, h / 2.0)
     area0 = cv2.contourArea(quad.reshape(-1, 1, 2))
-    area1 = cv2.contourArea(out.reshape(-1, 1, 2))
-    if not cv2.isContourConvex(out.reshape(-1, 1, 2)) or area1 < 0.5 * area0:
-        return quad
-    return out
+    for choice in np.ndindex(*[len(o) for o in options]):
+        lines = [options[i][c] for i, c in enumerate(choice)]
+        cand = _intersect_sides(lines, quad)
+        c2 = cand.reshape(-1, 1, 2)
+        if not cv2.isContourConvex(c2) or cv2.contourArea(c2) < 0.4 * area0:
+            continue
+        aspect, f = rectangle_aspect(cand, small_centre)
+        score = abs(np.log(aspect / (TRAY_CM[0] / TRAY_CM[1]))) + 0.03 * sum(choice)
+        if f is not None and not 0.3 * w < f < 5 * w:
+            score += 0.5
+        if score < best_score:
+            best_quad, best_score = cand, score
+    return best_quad
 
 
 def _plausible(quad: np.ndarray) -> float:

@@ -1,0 +1,100 @@
+"""Measure the default colour references from labelled frames: ``python -m vision.fitcolours DIR``.
+
+Why: the defaults in ``vision.colours`` must come from somewhere reproducible, and from the
+development split only (sessions s000-s002 of trays-rendered; s003-s004 stay held out). For each
+development frame the counter's own measurements (with the session's empty tray as reference)
+are matched by position to the labelled cubes; per colour, the reference is the median of the
+floor-normalised Lab and the spread a robust standard deviation (1.4826 x MAD). Each frame's
+print/light factors are refitted with the current model and the medians recomputed, three times.
+
+Prints Python literals to paste into ``vision/colours.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.bench import DEV_SESSIONS, LOW_VISIBILITY_PX, _match
+from vision.colours import MIN_SPREAD, ColourModel, lab_from_linear
+from vision.counter import load_image, measure_cubes
+from vision.errors import VisionError
+from vision.reading import COLOURS
+
+
+def collect(folder: Path, sessions=DEV_SESSIONS) -> list[tuple[int, list[tuple[str, np.ndarray]]]]:
+    """Per frame: [(true colour, measured floor ratio)] for matched, clearly visible cubes."""
+    labels = json.loads((folder / "labels.json").read_text())["images"]
+    out = []
+    refs: dict[str, np.ndarray] = {}
+    for i, label in enumerate(labels):
+        if label["session"] not in sessions:
+            continue
+        sess = label["session"]
+        refs.setdefault(sess, load_image(folder / sess / "empty.jpg"))
+        img = load_image(folder / label["file"])
+        try:
+            _, cubes = measure_cubes(img, refs[sess])
+        except VisionError:
+            continue
+        truth = [t for t in label["cubes"]
+                 if t["in_tray"] and t["visible_px"] >= 4 * LOW_VISIBILITY_PX]
+        pred = [("?", c["xy"][0], c["xy"][1]) for c in cubes]
+        matched, _, _ = _match(pred, truth, 0.02 * img.shape[1])
+        frame = [(truth[j]["colour"], cubes[k]["ratio"]) for k, j in matched
+                 if not cubes[k]["ambiguous"]]
+        if frame:
+            out.append((i, frame))
+    return out
+
+
+def fit(frames, rounds: int = 3) -> ColourModel:
+    model = ColourModel.default()
+    for _ in range(rounds):
+        samples: dict[str, list[np.ndarray]] = {c: [] for c in COLOURS}
+        for _, frame in frames:
+            ratios = np.array([r for _, r in frame])
+            gains = model.fit_print(ratios)
+            labs = lab_from_linear(ratios / gains)
+            for (colour, _), lab in zip(frame, labs, strict=True):
+                samples[colour].append(lab)
+        refs, spread = {}, {}
+        for c in COLOURS:
+            v = np.array(samples[c]) if samples[c] else np.array([model.refs[c]])
+            med = np.median(v, axis=0)
+            mad = 1.4826 * np.median(np.abs(v - med), axis=0) if len(v) > 3 else model.sds()[0]
+            refs[c] = tuple(round(float(x), 1) for x in med)
+            spread[c] = tuple(round(float(x), 1) for x in np.maximum(mad, MIN_SPREAD))
+        model = ColourModel(refs, spread)
+    return model
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m vision.fitcolours", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("folder", type=Path)
+    args = ap.parse_args(argv)
+    cv2.setNumThreads(1)
+    frames = collect(args.folder)
+    model = fit(frames)
+    n = sum(len(f) for _, f in frames)
+    print(f"# from {n} cubes in {len(frames)} frames of {DEV_SESSIONS}")
+    print("DEFAULT_REFS: dict[str, tuple[float, float, float]] = {")
+    for c in COLOURS:
+        print(f'    "{c}": {model.refs[c]},')
+    print("}")
+    print("DEFAULT_SPREAD: dict[str, tuple[float, float, float]] = {")
+    for c in COLOURS:
+        print(f'    "{c}": {model.spread[c]},')
+    print("}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
