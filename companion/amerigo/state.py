@@ -187,7 +187,9 @@ class GameState:
         return {
             "name": self.name,
             "stage": self.stage,
-            "expects": EXPECTS[self.stage],
+            "expects": " / ".join(self.expects_events()) or EXPECTS[OVER],
+            "expects_events": self.expects_events(),
+            "setup_drop_read": self.setup_drop_done,
             "round": self.round or None,
             "phase": self.colour if playing else None,
             "phase_number": self.phase + 1 if playing else None,
@@ -222,6 +224,15 @@ class GameState:
         for t in d["progress_tokens"]:
             t["usage"] = usage[family(t["name"])]
         return d
+
+    def expects_events(self) -> list[str]:
+        """The event types that move the game on now (set-up: the ones still missing)."""
+        if self.stage == SETUP:
+            missing = [] if self.setup_drop_done else ["setup_drop_read"]
+            return missing + ([] if self.pirates else ["pirate_revealed"])
+        if self.stage == OVER:
+            return []
+        return [EXPECTS[self.stage]]
 
     def vision_bounds(self) -> dict[str, int] | None:
         """Per colour, the most cubes a tray picture can show now: the cubes inside the tower."""

@@ -96,3 +96,15 @@ def test_track_end_computed_when_the_track_is_known():
     read(g, blue=2, white=5)
     act(g, "a", "white")
     assert g.state.players["a"].special == 3 and g.state.players["a"].gold == 2
+
+
+def test_expects_events_lists_what_is_missing_in_set_up():
+    g = Game()
+    g.command({"type": "game_created"})
+    g.command({"type": "players_seated", "players": ["a", "b"]})
+    st = g.state_dict()
+    assert st["expects_events"] == ["setup_drop_read", "pirate_revealed"]
+    g.command({"type": "setup_drop_read", "tray": counts()})  # nothing fell out at all
+    st = g.state_dict()
+    assert st["expects_events"] == ["pirate_revealed"] and st["setup_drop_read"] is True
+    assert st["expects"] == "pirate_revealed"
