@@ -58,6 +58,40 @@ def _count(args: argparse.Namespace) -> int:
     return status
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    """Save the camera's view of the empty tray, where `serve` looks for it."""
+    from firmware.service import CalibrationError, choose_source, save_image_atomically
+    from firmware.sources import FrameError, SourceError
+
+    try:
+        config = with_overrides(
+            load_config(args.config), source=args.source, data_dir=args.data_dir
+        )
+        source = choose_source(config.camera.source)
+    except (ConfigError, SourceError) as exc:
+        print(f"cubetower calibrate: {exc}", file=sys.stderr)
+        return 2
+    path = config.data_path / "empty.jpg"
+    with source:
+        deadline = time.monotonic() + args.wait  # let exposure and white balance settle
+        frame = None
+        while frame is None or time.monotonic() < deadline:
+            try:
+                frame = source.read()
+            except FrameError as exc:
+                if time.monotonic() > deadline + 10:
+                    print(f"cubetower calibrate: {exc}", file=sys.stderr)
+                    return 2
+            time.sleep(0.1)
+        try:
+            save_image_atomically(path, frame.image)
+        except (CalibrationError, OSError) as exc:
+            print(f"cubetower calibrate: cannot save {path}: {exc}", file=sys.stderr)
+            return 2
+    print(f"saved the empty tray from {source.name} to {path}")
+    return 0
+
+
 def _replay(args: argparse.Namespace) -> int:
     from companion.amerigo.replay import main as replay_main
 
@@ -164,6 +198,15 @@ def build_parser() -> argparse.ArgumentParser:
     count.add_argument("--json", action="store_true", help="one JSON object per line")
     count.add_argument("images", nargs="+", metavar="IMAGE")
     count.set_defaults(run=_count)
+
+    calibrate = commands.add_parser(
+        "calibrate", help="save the camera's picture of the EMPTY tray as the reference"
+    )
+    calibrate.add_argument("--source", help="as for serve (default: the Pi camera, else demo)")
+    calibrate.add_argument("--data-dir", help="where serve looks for empty.jpg")
+    calibrate.add_argument("--config", type=Path, help="a TOML config file")
+    calibrate.add_argument("--wait", type=float, default=3.0, help="seconds to let exposure settle")
+    calibrate.set_defaults(run=_calibrate)
 
     replay = commands.add_parser("replay", help="replay a game's event log to its score sheet")
     replay.add_argument("game", metavar="GAME.jsonl")

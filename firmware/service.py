@@ -8,12 +8,14 @@ other module reaches for a global.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from companion.amerigo import RulesError
@@ -40,6 +42,24 @@ from vision.settle import SettleDetector
 log = logging.getLogger(__name__)
 
 STILL_SOURCES = (DemoSource, FolderSource)  # each picture is already a tray at rest
+
+
+class CalibrationError(RuntimeError):
+    """Calibration could not be done now; the message says why."""
+
+
+def save_image_atomically(path: Path, image: np.ndarray) -> None:
+    """Write a JPEG so that a power cut leaves the old file or the new one, never half of one."""
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    if not ok:
+        raise CalibrationError("could not encode the picture")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    with partial.open("wb") as handle:
+        handle.write(data.tobytes())
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
 
 
 def choose_source(spec: str) -> FrameSource:
@@ -145,8 +165,23 @@ class Device:
         self.source.close()
         self.store.close()
 
+    def calibrate_empty(self) -> dict:
+        """Keep the camera's current frame as the empty-tray reference, on disk and in use."""
+        frame = self.watcher.last_frame
+        if frame is None:
+            raise CalibrationError("no picture from the camera yet; wait a moment and try again")
+        path = self.config.data_path / "empty.jpg"
+        save_image_atomically(path, frame.image)
+        self.watcher.read_frame.reference = frame.image
+        self.watcher.trigger.set_reference(frame.image)
+        seen = count_cubes(frame.image).total
+        log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
+        return {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
+
     def app(self):
-        hooks = DeviceHooks(read_now=self.watcher.request_read)
+        hooks = DeviceHooks(
+            read_now=self.watcher.request_read, calibrate_empty=self.calibrate_empty
+        )
         return create_app(self.board, self.hub, hooks, self.table)
 
 

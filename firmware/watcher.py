@@ -45,12 +45,17 @@ class Trigger(Protocol):
     def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
         """(read this frame?, the device state to show: waiting / settling / read...)."""
 
+    def set_reference(self, reference: np.ndarray | None) -> None: ...
+
 
 class ChangedFrameTrigger:
     """For sources of still pictures: each new picture is a tray at rest, read it once."""
 
     def __init__(self):
         self._last_id: str | None = None
+
+    def set_reference(self, reference: np.ndarray | None) -> None:
+        """Still pictures need no empty-tray reference to decide when to read."""
 
     def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
         if frame.frame_id == self._last_id:
@@ -66,8 +71,12 @@ class SettleTrigger:
 
     def __init__(self, detector: SettleDetector, reference: np.ndarray | None = None):
         self.detector = detector
+        self.set_reference(reference)
+
+    def set_reference(self, reference: np.ndarray | None) -> None:
+        """The empty tray, so the detector can say "emptied" rather than "new content"."""
         if reference is not None:
-            detector.set_reference(reference)
+            self.detector.set_reference(reference)
 
     def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
         event = self.detector.update(frame.image, now)
@@ -95,6 +104,7 @@ class TrayWatcher:
         self._last_error: str | None = None
         self._errors = 0
         self.reads = 0
+        self.last_frame: Frame | None = None  # for calibration from another thread
 
     def request_read(self) -> None:
         """A player pressed "read now": read the next frame whatever the trigger says."""
@@ -111,6 +121,7 @@ class TrayWatcher:
         except FrameError as exc:
             return self._frame_error(str(exc))
         self._last_error = None
+        self.last_frame = frame
         wanted, state = self.trigger.should_read(frame, now)
         if self._read_requested.is_set():
             self._read_requested.clear()

@@ -27,6 +27,7 @@ class DeviceHooks:
     """What only the device can do; each is optional so the app also runs without a camera."""
 
     read_now: Callable[[], None] | None = None
+    calibrate_empty: Callable[[], dict] | None = None
 
 
 def empty_tray_body() -> dict:
@@ -100,6 +101,15 @@ def create_app(
             return jsonify(error="this device has no camera loop to read from"), 503
         hooks.read_now()
         return jsonify(ok=True), 202
+
+    @app.post("/api/calibrate/empty")
+    def api_calibrate_empty():
+        if hooks.calibrate_empty is None:
+            return jsonify(error="this device has no camera to calibrate"), 503
+        try:
+            return jsonify(hooks.calibrate_empty())
+        except RuntimeError as exc:
+            return jsonify(error=str(exc)), 409
 
     @app.get("/api/status")
     def api_status():

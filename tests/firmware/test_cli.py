@@ -74,3 +74,33 @@ def test_console_script_is_installed_and_runs():
     )
     assert done.returncode == 0, done.stderr
     assert json_lines(done.stdout)[0]["image"] == DROP
+
+
+def test_calibrate_saves_the_empty_tray_from_a_source(tmp_path, capsys):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    import shutil
+
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "now.jpg")
+    data = tmp_path / "data"
+    status = main(
+        ["calibrate", "--source", str(frames), "--data-dir", str(data), "--wait", "0"]
+    )
+    assert status == 0
+    assert (data / "empty.jpg").is_file()
+    assert "saved the empty tray" in capsys.readouterr().out
+
+
+def test_calibrate_with_a_missing_folder_is_a_clear_error(tmp_path, capsys):
+    status = main(["calibrate", "--source", str(tmp_path / "nope"), "--wait", "0"])
+    assert status == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_replay_prints_the_final_sheet(capsys):
+    from firmware.cli import main as cli
+
+    example = Path(__file__).resolve().parents[2] / "companion/amerigo/examples/game-2p.jsonl"
+    assert cli(["replay", str(example)]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["score_sheet"]["final"] is True and body["score_sheet"]["winner"]

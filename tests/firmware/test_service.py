@@ -101,3 +101,18 @@ def test_a_refused_button_press_is_shown_not_raised(device):
     next_button.drive_high()
     assert device.panel.status == "uncertain"
     assert "no good tray reading" in device.board.status()["message"]
+
+
+def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
+    device, frames, _ = device
+    client = device.app().test_client()
+    refused = client.post("/api/calibrate/empty")
+    assert refused.status_code == 409 and "no picture" in refused.get_json()["error"]
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "empty-now.jpg")
+    device.watcher.step()
+    response = client.post("/api/calibrate/empty")
+    assert response.status_code == 200, response.get_json()
+    saved = device.config.data_path / "empty.jpg"
+    assert response.get_json()["saved"] == str(saved) and saved.is_file()
+    assert device.watcher.read_frame.reference is not None
+    assert not saved.with_suffix(".partial").exists()
