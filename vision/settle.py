@@ -35,6 +35,7 @@ is quiet the anchor is renewed every ``still_seconds`` and the last-read picture
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import time
@@ -594,22 +595,17 @@ def _tone_match(cur: np.ndarray, stored: np.ndarray, valid: np.ndarray) -> np.nd
     a, b, ok = cur[::2, ::2], stored[::2, ::2], valid[::2, ::2]
     ok = ok & (a > 0.02) & (b > 0.02)
     av, bv = a[ok], b[ok]
-    if av.size < 32:
+    if av.size < 48:
         return cur
-    edges = np.quantile(av, np.arange(1, 6) / 6)
-    which = np.searchsorted(edges, av)
-    centres, gains = [], []
-    for k in range(6):
-        sel = which == k
-        if np.count_nonzero(sel) >= 8:
-            centres.append(float(np.median(av[sel])))
-            gains.append(float(np.median(bv[sel] / av[sel])))
-    if not centres:
-        return cur
-    if len(centres) == 1 or centres[-1] - centres[0] < 1e-6:
+    order = np.argsort(av, kind="stable")
+    av, ratio = av[order], bv[order] / av[order]
+    # Six equal-count slices of the sorted values are the brightness sixths.
+    cuts = np.linspace(0, av.size, 7).astype(int)
+    centres = np.array([av[(i + j) // 2] for i, j in itertools.pairwise(cuts)], np.float32)
+    gains = np.array([np.median(ratio[i:j]) for i, j in itertools.pairwise(cuts)], np.float32)
+    if centres[-1] - centres[0] < 1e-6:
         return cur * np.float32(np.median(gains))
-    gain = np.interp(cur, centres, gains).astype(np.float32)
-    return cur * gain
+    return cur * np.interp(cur, centres, gains).astype(np.float32)
 
 
 def _fmt(shape: tuple[int, ...]) -> str:
