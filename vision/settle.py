@@ -26,6 +26,10 @@ Everything is measured on a ~160 px wide, blurred, brightness-normalised copy:
   two cube areas (the cube, its shadow, blur), four times the bar; an empty tray under another
   exposure changes none.
 
+A knock on the tower moves the camera a pixel or two, which would make every later comparison with
+a stored picture "new content" along every sharp edge; those comparisons undo a small shift found
+by phase correlation first (and keep the smaller count), so only real change counts.
+
 Stillness is measured against an anchor (the last frame that showed motion), not the previous
 frame, so a cube creeping a fraction of a pixel per frame still counts as moving. While the tray
 is quiet the anchor is renewed every ``still_seconds`` and the last-read picture every few seconds
