@@ -5,6 +5,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vision.errors import VisionError
 from vision.overlay import TAGS, draw_overlay, encode_jpeg
@@ -105,6 +107,33 @@ def test_many_colours_fit_a_small_picture_and_odd_input_is_handled():
         draw_overlay(np.zeros((10, 10, 3), np.float32), reading)
     with pytest.raises(VisionError):
         draw_overlay(small, reading, tray_corners=[(0, 0), (1, 1)])
+
+
+_SMALL = cv2.resize(_tray(), (320, 180))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    cubes=st.lists(
+        st.builds(
+            Cube,
+            colour=st.sampled_from(COLOURS),
+            x=st.floats(-50, 400, allow_nan=False),
+            y=st.floats(-50, 250, allow_nan=False),
+            confidence=st.floats(0, 1),
+            uncertain=st.booleans(),
+        ),
+        max_size=40,
+    ),
+    warned=st.booleans(),
+    cube_px=st.one_of(st.none(), st.floats(1, 80)),
+)
+def test_any_reading_draws_without_touching_the_input(cubes, warned, cube_px):
+    keep = _SMALL.copy()
+    reading = TrayReading(tuple(cubes), ("glare",) if warned else ())
+    out = draw_overlay(_SMALL, reading, cube_px=cube_px)
+    assert out.shape == _SMALL.shape and out.dtype == np.uint8
+    assert np.array_equal(_SMALL, keep)
 
 
 def test_encode_jpeg_round_trips_and_respects_max_width():
