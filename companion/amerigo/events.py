@@ -106,6 +106,21 @@ def _check_fields(where: str, data: dict, fields: dict) -> dict:
     return out
 
 
+def _islands_completed(v: Any) -> str | list[str]:
+    """One island name, or a list when one action completes several islands."""
+    if isinstance(v, list):
+        names = [_str("completes")(x) for x in v]
+        if not names or len(set(names)) != len(names):
+            raise MalformedEvent("completes must name each island once")
+        return names
+    return _str("completes")(v)
+
+
+def completed_islands(e: dict) -> list[str]:
+    c = e.get("completes", [])
+    return [c] if isinstance(c, str) else list(c)
+
+
 def _token(v: Any) -> str:
     return parse_token(v)
 
@@ -172,7 +187,7 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Callable[[Any], Any]]]] = {
         "gold_spent": (False, _int("gold_spent", 0)),
         "tokens_used": (False, _list("tokens_used", _token)),
         "posts": (False, _list("posts", _obj("post", _POST))),
-        "completes": (False, _str("completes")),
+        "completes": (False, _islands_completed),
         "take": (False, _list("take", _obj("take", _TAKE))),
         "tokens_taken": (False, _list("tokens_taken", _token)),
         "build": (False, _list("build", _obj("build", _BUILD))),
@@ -309,7 +324,7 @@ def _describe_action(e: dict) -> str:
         bits.append("builds " + ", ".join(f"{b['tile']} on {b['island']} ({b['vp']} VP)"
                                           for b in e["build"]))
     if e.get("completes"):
-        bits.append(f"completes island {e['completes']}")
+        bits.append("completes island " + ", ".join(completed_islands(e)))
     if e.get("take"):
         bits.append("takes " + ", ".join(
             t["tile"] + (f" size {t['size']}" if "size" in t else "") for t in e["take"]))

@@ -27,6 +27,7 @@ from .constants import (
     VILLAGE_TILES,
 )
 from .errors import LimitReached, MalformedEvent, NotEnough, NotOnOffer
+from .events import completed_islands
 from .offer import COLOURS, tray_offer
 from .players import Player, Token
 from .settings import track_vp
@@ -249,15 +250,17 @@ def _blue(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict
         discovery += isl_rules.establish_post(island, p, gold_per_post)
         touched.append(island.name)
     out = {"posts": len(posts), "discovery_vp": discovery}
-    if "completes" in e:
-        # "An island can also be completed, if the last free space is a trading post space and a
-        # player establishes a trading post on it."
-        if e["completes"] not in touched:
+    # "An island can also be completed, if the last free space is a trading post space and a
+    # player establishes a trading post on it."
+    for name in completed_islands(e):
+        if name not in touched:
             raise NotOnOffer(
-                f"island {e['completes']!r} can only be completed by a post established on it now"
+                f"island {name!r} can only be completed by a post established on it now"
             )
-        _complete(state, p, e["completes"])
-        out["completed"] = e["completes"]
+    for name in completed_islands(e):
+        _complete(state, p, name)
+    if completed_islands(e):
+        out["completed"] = ", ".join(completed_islands(e))
     return out
 
 
@@ -377,8 +380,9 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
             raise MalformedEvent(f"unknown good {good!r}; goods: {', '.join(state.settings.goods)}")
         if state.commodities_taken.get(good, 0) + n > COMMODITIES_PER_GOOD:
             raise LimitReached(f"there are only {COMMODITIES_PER_GOOD} {good} commodity tokens")
-    if "completes" in e and e["completes"] not in touched:
-        raise NotOnOffer(f"island {e['completes']!r} can only be completed by building on it now")
+    for name in completed_islands(e):
+        if name not in touched:
+            raise NotOnOffer(f"island {name!r} can only be completed by building on it now")
     # All checks passed: now change the state.
     p.villages -= villages
     p.landscapes = lands
@@ -388,9 +392,10 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         p.commodities[good] = p.commodities.get(good, 0) + n
         state.commodities_taken[good] = state.commodities_taken.get(good, 0) + n
     out = {"ap_spent": cost, "tile_vp": vp, "commodities": dict(commodities)}
-    if "completes" in e:
-        _complete(state, p, e["completes"])
-        out["completed"] = e["completes"]
+    for name in completed_islands(e):
+        _complete(state, p, name)
+    if completed_islands(e):
+        out["completed"] = ", ".join(completed_islands(e))
     return out
 
 

@@ -108,3 +108,14 @@ def test_expects_events_lists_what_is_missing_in_set_up():
     st = g.state_dict()
     assert st["expects_events"] == ["pirate_revealed"] and st["setup_drop_read"] is True
     assert st["expects"] == "pirate_revealed"
+
+
+def test_one_action_can_complete_two_islands():
+    g = new_game(players=["a", "b"])
+    read(g, blue=3)
+    act(g, "a", "blue", posts=[{"island": "P", "big": False}, {"island": "Q", "big": True}],
+        completes=["P", "Q"])
+    p = g.state_dict()["players"][0]
+    # 2 discoveries + 2 completions + 1 post x time marker 5 on each island
+    assert p["vp"] == 3 + 3 + 3 + 3 + 5 + 5 and p["treasure_chests"] == 1
+    assert g.state_dict()["islands"]["Q"]["completed_by"] == "a"
