@@ -295,7 +295,7 @@ def test_hand_that_takes_nothing_causes_no_reread():
     assert states[-1][1] is SettleState.SETTLED
 
 
-@pytest.mark.parametrize("gain,gamma", [(0.85, 1.1), (1.15, 0.9), (1.0, 0.8)])
+@pytest.mark.parametrize("gain,gamma", [(0.85, 1.1), (1.15, 0.8)])
 def test_exposure_settling_elsewhere_after_a_hand_is_not_new_content(gain, gamma):
     # Auto exposure reacts to the dark hand and comes back to a slightly different point, through
     # the camera's tone curve: shadows and highlights move by different factors.
@@ -334,7 +334,7 @@ def test_comparison_ignores_exposure_and_tone_but_not_one_cube(gain, gamma, k):
     assert det._differs(det._picture(_exposed(_ONE_GONE, gain, gamma, k)), stored) > 1.4 * bar
 
 
-@pytest.mark.parametrize("dx,dy", [(3, 1), (-2, 4), (7, -5)])
+@pytest.mark.parametrize("dx,dy", [(3, 1), (-7, 5)])
 def test_camera_knocked_a_few_pixels_is_not_new_content(dx, dy):
     # The hand bumps the tower: afterwards the whole picture sits a few pixels off.
     scene = Scene(initial=A + B, hands=[Hand(2.0)], knock=(2.6, dx, dy))
