@@ -154,8 +154,10 @@ def draw_overlay(
     radius = max(4, round(0.8 * side))
     # Rings first, then labels, so no ring cuts through a neighbour's label; certain cubes before
     # doubtful ones, so a doubtful mark is never hidden under a certain one.
-    cubes = [c for c in sorted(reading.cubes, key=lambda c: c.uncertain)
-             if math.isfinite(c.x) and math.isfinite(c.y)]
+    cubes = [
+        c for c in sorted(reading.cubes, key=lambda c: c.uncertain)
+        if math.isfinite(c.x) and math.isfinite(c.y) and -w < c.x < 2 * w and -h < c.y < 2 * h
+    ]  # (far off the picture: nothing to draw, and cv2 wants int32 coordinates)
     for cube in cubes:
         centre = (round(cube.x), round(cube.y))
         cv2.circle(out, centre, radius, HALO, halo, cv2.LINE_AA)

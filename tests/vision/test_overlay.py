@@ -95,7 +95,8 @@ def test_many_colours_fit_a_small_picture_and_odd_input_is_handled():
     cubes = tuple(
         Cube(c, 30 + 40 * i, 120, 0.9, uncertain=i % 2 == 0) for i, c in enumerate(COLOURS)
     )
-    reading = TrayReading((*cubes, Cube("purple", 100, 60, 0.5), Cube("red", float("nan"), 1, 1)))
+    odd = (Cube("purple", 100, 60, 0.5), Cube("red", float("nan"), 1, 1), Cube("red", 1e12, 5, 1))
+    reading = TrayReading((*cubes, *odd))
     small = cv2.resize(_tray(), (320, 180))
     out = draw_overlay(small, reading)
     assert out.shape == (180, 320, 3)
