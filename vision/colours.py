@@ -127,9 +127,12 @@ class ColourModel:
         p = np.exp(logit)
         return p / p.sum(axis=1, keepdims=True)
 
-    def _cost(self, ratios: np.ndarray, gains: np.ndarray) -> float:
-        d = self.distances(lab_from_linear(ratios / gains))
-        return float(np.minimum(d.min(axis=1) ** 2, 9.0).sum())
+    def _costs(self, ratios: np.ndarray, gains: np.ndarray) -> np.ndarray:
+        """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
+        g = np.asarray(gains, np.float32).reshape(-1, 3)
+        labs = lab_from_linear((ratios[None, :, :] / g[:, None, :]).reshape(-1, 3))
+        d = self.distances(labs).min(axis=1).reshape(len(g), len(ratios))
+        return np.minimum(d * d, 9.0).sum(axis=1)
 
     def fit_print(
         self, ratios: np.ndarray, light_sigma: float = 0.6, tint_sigma: float = 0.2
@@ -145,30 +148,30 @@ class ColourModel:
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         if len(ratios) == 0:
             return np.ones(3, np.float32)
-
-        def total(k: float, tb: float, tr: float) -> float:
-            gains = np.exp(np.array([tb, 0.0, tr], np.float32)) * k
-            prior = (np.log(k) / light_sigma) ** 2 + (tb * tb + tr * tr) / tint_sigma**2
-            return self._cost(ratios, gains) + prior
-
-        k, tb, tr = 1.0, 0.0, 0.0
+        logk = np.linspace(-1.6, 1.6, 33)
+        tints = np.linspace(-0.5, 0.5, 11)
+        tb, tr = np.meshgrid(tints, tints, indexing="ij")
+        tb, tr = tb.ravel(), tr.ravel()
+        k, b_, r_ = 0.0, 0.0, 0.0
         for _ in range(2):
-            ks = np.exp(np.linspace(-1.6, 1.6, 33))
-            k = float(ks[int(np.argmin([total(kk, tb, tr) for kk in ks]))])
-            grid = np.linspace(-0.5, 0.5, 11)
-            costs = [(total(k, b_, r_), b_, r_) for b_ in grid for r_ in grid]
-            _, tb, tr = min(costs)
-        return (np.exp(np.array([tb, 0.0, tr])) * k).astype(np.float32)
+            g = np.exp(np.stack([logk + b_, logk, logk + r_], axis=1))
+            cost = self._costs(ratios, g) + (logk / light_sigma) ** 2
+            k = float(logk[int(np.argmin(cost))])
+            g = np.exp(np.stack([k + tb, np.full_like(tb, k), k + tr], axis=1))
+            cost = self._costs(ratios, g) + (k / light_sigma) ** 2
+            cost += (tb * tb + tr * tr) / tint_sigma**2
+            j = int(np.argmin(cost))
+            b_, r_ = float(tb[j]), float(tr[j])
+        return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32)
 
     def fit_lightness(self, ratios: np.ndarray, prior_sigma: float = 0.6) -> float:
         """The single lightness factor k that best explains a frame's cube colours."""
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         if len(ratios) == 0:
             return 1.0
-        ks = np.exp(np.linspace(-1.6, 1.6, 33))
-        costs = [self._cost(ratios, np.full(3, k, np.float32)) + (np.log(k) / prior_sigma) ** 2
-                 for k in ks]
-        return float(ks[int(np.argmin(costs))])
+        logk = np.linspace(-1.6, 1.6, 33)
+        cost = self._costs(ratios, np.exp(np.repeat(logk[:, None], 3, axis=1)))
+        return float(np.exp(logk[int(np.argmin(cost + (logk / prior_sigma) ** 2))]))
 
     def to_dict(self) -> dict:
         return {

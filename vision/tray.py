@@ -138,7 +138,9 @@ def _edges(small: np.ndarray) -> np.ndarray:
     return e
 
 
-def _floor_by_edges(small: np.ndarray, edges: np.ndarray, merge: bool = False) -> np.ndarray:
+def _floor_by_edges(
+    small: np.ndarray, edges: np.ndarray, merge: bool = False
+) -> np.ndarray | None:
     """The floor as the large edge-bounded region in the middle of the frame, holes filled.
 
     Walls meet the floor in a crease and the rim stands against the table: both are sharp
@@ -186,10 +188,14 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray, merge: bool = False) -
         # second opinion: large inner pieces beside the floor are floor too (a hard shadow
         # across the tray splits the floor into a lit and a shadowed piece)
         near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(4 * r) + 9,) * 2))
+        added = False
         for i in range(1, n):
             big = stats[i, cv2.CC_STAT_AREA] > 0.015 * h * w
             if i != best and not border[i] and big and np.any(near[labels == i]):
                 markers[labels == i] = 2
+                added = True
+        if not added:
+            return None  # nothing to add: the same answer as the first opinion
     markers[0, :] = markers[-1, :] = markers[:, 0] = markers[:, -1] = 1
     cv2.watershed(blur, markers)
     region = (markers == 2).astype(np.uint8)
@@ -307,7 +313,7 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         if not cv2.isContourConvex(c2) or cv2.contourArea(c2) < 0.4 * area0:
             continue
         aspect, f = rectangle_aspect(cand, small_centre)
-        score = abs(np.log(aspect / (TRAY_CM[0] / TRAY_CM[1]))) + 0.03 * sum(choice)
+        score = abs(np.log(aspect / (TRAY_CM[0] / TRAY_CM[1]))) + 0.1 * sum(choice)
         if f is not None and not 0.3 * w < f < 5 * w:
             score += 0.5
         if score < best_score:
@@ -340,6 +346,8 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     best = None
     for merge in (False, True):
         mask = _floor_by_edges(small, edges, merge)
+        if mask is None:
+            continue
         quad = _refine_sides(_quad_from_mask(mask), edges, gray)
         frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
         if not 0.04 < frac < 0.9:
