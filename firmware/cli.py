@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,15 +101,20 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def lan_addresses() -> list[str]:
-    """This machine's IPv4 addresses other than loopback, for the URL printed for phones."""
+    """This machine's IPv4 addresses other than loopback, for the URL printed for phones.
+
+    Debian maps the host name to 127.0.1.1, so resolving it is not enough: ask ``hostname -I``
+    (every configured address) first.
+    """
+    candidates: list[str] = []
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=2)
+        candidates += done.stdout.split()
+    with contextlib.suppress(OSError):
+        candidates += [i[4][0] for i in socket.getaddrinfo(socket.gethostname(), None)]
     found: list[str] = []
-    try:
-        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
-    except OSError:
-        infos = []
-    for info in infos:
-        address = info[4][0]
-        if not address.startswith("127.") and address not in found:
+    for address in candidates:
+        if "." in address and not address.startswith("127.") and address not in found:
             found.append(address)
     return found
 
@@ -119,7 +126,8 @@ def print_url(host: str, port: int, out=sys.stdout) -> str:
     else:
         url_host = host
     url = f"http://{url_host}:{port}/"
-    print(f"\ncubetower is running. Open {url} on a phone on the same network:\n", file=out)
+    print(f"\ncubetower is running. Open {url} on a phone on the same network", file=out)
+    print(f"(or http://{socket.gethostname()}.local:{port}/ where mDNS works):\n", file=out)
     try:
         import qrcode
 

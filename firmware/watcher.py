@@ -105,6 +105,7 @@ class TrayWatcher:
         self._errors = 0
         self.reads = 0
         self.last_frame: Frame | None = None  # for calibration from another thread
+        self._read_state = "read"  # or "uncertain": how the last reading came out
 
     def request_read(self) -> None:
         """A player pressed "read now": read the next frame whatever the trigger says."""
@@ -127,7 +128,9 @@ class TrayWatcher:
             self._read_requested.clear()
             wanted = True
         if not wanted:
-            self.sink.set_status(state, source=self.source.name)
+            # A tray at rest keeps showing how its reading came out (read or uncertain).
+            shown = self._read_state if state == "read" else state
+            self.sink.set_status(shown, source=self.source.name)
             return False
         return self._read(frame)
 
@@ -141,8 +144,8 @@ class TrayWatcher:
             return True
         self.reads += 1
         self.sink.publish_reading(frame.frame_id, outcome.reading, outcome.picture)
-        uncertain = outcome.reading.get("uncertain")
-        self.sink.set_status("uncertain" if uncertain else "read", source=self.source.name)
+        self._read_state = "uncertain" if outcome.reading.get("uncertain") else "read"
+        self.sink.set_status(self._read_state, source=self.source.name)
         return True
 
     def _frame_error(self, message: str) -> bool:

@@ -104,3 +104,22 @@ def test_replay_prints_the_final_sheet(capsys):
     assert cli(["replay", str(example)]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["score_sheet"]["final"] is True and body["score_sheet"]["winner"]
+
+
+def test_the_printed_url_and_qr_code(monkeypatch):
+    import io
+
+    from firmware import cli
+
+    monkeypatch.setattr(cli, "lan_addresses", lambda: ["192.168.1.23"])
+    out = io.StringIO()
+    url = cli.print_url("0.0.0.0", 8000, out)
+    assert url == "http://192.168.1.23:8000/"
+    text = out.getvalue()
+    assert url in text and "█" in text  # the QR code
+
+
+def test_lan_addresses_leave_out_loopback():
+    from firmware.cli import lan_addresses
+
+    assert all(not a.startswith("127.") for a in lan_addresses())

@@ -94,6 +94,8 @@ def test_uncertain_readings_ask_the_players_to_check():
     )
     watcher.step()
     assert sink.states[-1] == "uncertain"
+    watcher.step()  # the same tray, not read again: still asks for a check
+    assert sink.states[-1] == "uncertain"
 
 
 def test_run_survives_a_bug_in_one_step_and_stops_on_request():
