@@ -142,12 +142,8 @@ class GameTable:
 
     def reading_expected(self, snapshot: dict) -> str | None:
         """The event a tray reading would be now: the set-up drop, a phase's drop, or None."""
-        state = snapshot.get("state") or {}
-        if state.get("stage") == "tray":
-            return "tray_read"
-        if state.get("stage") == "setup" and not any(state["cubes"]["storage"].values()):
-            return "setup_drop_read"
-        return None
+        expected = (snapshot.get("state") or {}).get("expects_events", [])
+        return next((e for e in ("tray_read", "setup_drop_read") if e in expected), None)
 
     def confirm_tray(self, counts: dict[str, int]) -> dict:
         """Take a tray reading as the game's next reading (the panel's Next button)."""
