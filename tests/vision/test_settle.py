@@ -93,6 +93,7 @@ class Hand:
     duration: float = 1.2
     target: tuple[float, float] = (240, 140)
     takes: set[int] = field(default_factory=set)  # indices into the scene's resting cubes
+    size: float = 1.0  # 3: a hand close to a tower-mounted camera, most of the picture
 
     def where(self, t: float) -> tuple[float, float] | None:
         s = (t - self.start) / self.duration
@@ -154,9 +155,11 @@ class Scene:
         for hand in self.hands:
             p = hand.where(t)
             if p is not None:
-                x, y = round(p[0]), round(p[1])
-                cv2.rectangle(img, (x - 22, y), (x + 22, H + 5), (45, 60, 95), -1)
-                cv2.ellipse(img, (x, y), (34, 42), 0, 0, 360, (50, 70, 110), -1)
+                x, y, z = round(p[0]), round(p[1]), hand.size
+                cv2.rectangle(img, (x - round(22 * z), y), (x + round(22 * z), H + 5),
+                              (45, 60, 95), -1)
+                cv2.ellipse(img, (x, y), (round(34 * z), round(42 * z)), 0, 0, 360,
+                            (50, 70, 110), -1)
         if self.knock and t >= self.knock[0]:
             m = np.float32([[1, 0, self.knock[1]], [0, 1, self.knock[2]]])
             img = cv2.warpAffine(img, m, (W, H), borderMode=cv2.BORDER_REPLICATE)
@@ -347,6 +350,14 @@ def test_camera_knocked_a_few_pixels_is_not_new_content(dx, dy):
     det.set_reference(BASE)
     events, _ = run(det, scene, 5.0)
     assert [e.kind for _, e in events] == ["settled", "emptied"]
+
+
+def test_a_hand_filling_the_view_does_not_blind_the_detector():
+    scene = Scene(initial=A + B, hands=[Hand(2.0, duration=2.0, size=3.5, takes={1})])
+    det = SettleDetector()
+    events, _ = run(det, scene, 6.0)
+    assert [e.kind for _, e in events] == ["settled", "settled"]
+    assert det.threshold == pytest.approx(SettleConfig().min_threshold)
 
 
 def test_hand_that_takes_one_cube_causes_one_read():
