@@ -41,6 +41,8 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, d: dict) -> Calibration:
+        if not isinstance(d, dict):
+            raise VisionError("a calibration must be a JSON object")
         corners = d.get("corners")
         if corners is not None:
             if len(corners) != 4:
@@ -58,7 +60,9 @@ class Calibration:
             return cls.from_dict(json.loads(Path(path).read_text()))
         except FileNotFoundError as exc:
             raise VisionError(f"calibration file not found: {path}") from exc
-        except (ValueError, KeyError, TypeError) as exc:
+        except VisionError as exc:
+            raise VisionError(f"calibration file is not valid: {path} ({exc})") from exc
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise VisionError(f"calibration file is not valid: {path}") from exc
 
 
@@ -77,4 +81,56 @@ def refine_colours(
         m = np.median(np.asarray(labs, np.float32).reshape(-1, 3), axis=0)
         old = np.asarray(refs[colour], np.float32)
         refs[colour] = tuple(float(v) for v in (1 - weight) * old + weight * m)
-    return ColourModel(refs, model.scale)
+    return ColourModel(refs, dict(model.spread))
+
+
+def calibrate_from_drop(
+    image,
+    contents: dict[str, int],
+    reference=None,
+    *,
+    calibration: Calibration | None = None,
+    weight: float = 0.8,
+) -> Calibration:
+    """Learn this session's colour references from a drop whose contents the players confirm.
+
+    ``contents`` maps colour -> how many cubes of it are in the tray (e.g. one of each for a
+    calibration drop, or the set-up drop). The cubes found are matched to those colours so that
+    the total likelihood is highest under the current model (after the per-frame print fit),
+    respecting the counts; each colour's reference then moves towards what was measured. Raises
+    VisionError when the number of cubes found differs from ``contents`` (the drop is no good
+    for calibrating: ask again rather than learn from a miscount).
+    """
+    from vision.colours import lab_from_linear
+    from vision.counter import measure_cubes
+
+    cal = calibration or Calibration()
+    unknown = set(contents) - set(COLOURS)
+    if unknown:
+        raise VisionError(f"unknown colour in the drop's contents: {sorted(unknown)}")
+    _, cubes = measure_cubes(image, reference, calibration=cal)
+    want = sum(int(v) for v in contents.values())
+    if len(cubes) != want:
+        raise VisionError(
+            f"found {len(cubes)} cubes but the drop held {want}: not used for calibration"
+        )
+    if not cubes:
+        return cal
+    ratios = np.array([c["ratio"] for c in cubes])
+    gains = cal.colours.fit_print(ratios)
+    labs = lab_from_linear(ratios / gains)
+    loglik = cal.colours.log_likelihood(labs)  # (N, 7)
+    # greedy assignment with capacities, most confident pairs first
+    left = {c: int(contents.get(c, 0)) for c in COLOURS}
+    order = np.dstack(np.unravel_index(np.argsort(-loglik, axis=None), loglik.shape))[0]
+    taken: dict[int, str] = {}
+    for i, j in order:
+        colour = COLOURS[j]
+        if i in taken or left[colour] <= 0:
+            continue
+        taken[int(i)] = colour
+        left[colour] -= 1
+    samples: dict[str, list] = {c: [] for c in COLOURS}
+    for i, colour in taken.items():
+        samples[colour].append(labs[i])
+    return Calibration(cal.corners, refine_colours(cal.colours, samples, weight))

@@ -224,7 +224,8 @@ def rectangle_aspect(quad: np.ndarray, centre: tuple[float, float]) -> tuple[flo
     f = None
     if abs(den) > 1e-12 and num / den > 0:
         f = float(np.sqrt(num / den))
-    ff = f if f is not None else 1e6
+    # undetermined (no perspective along one axis): assume a typical lens, ~64 degrees across
+    ff = f if f is not None else 1.6 * float(centre[0])
     v1 = np.array([h1[0] / ff, h1[1] / ff, h1[2]])
     v2 = np.array([h2[0] / ff, h2[1] / ff, h2[2]])
     r = float(np.linalg.norm(v1) / max(np.linalg.norm(v2), 1e-12))

@@ -112,7 +112,8 @@ def render(scene: Scene, *, with_cubes: bool = True) -> tuple[np.ndarray, list[d
     x0, y0 = TRAY_ORIGIN_CM
     rim = np.array([[x0 - RIM_CM, y0 - RIM_CM], [x0 + 16 + RIM_CM, y0 + 10 + RIM_CM]]) * S
     # the tray's shadow on the table, its rim, the crease, the floor
-    cv2.rectangle(canvas, tuple((rim[0] + 0.3 * S).astype(int)), tuple((rim[1] + 0.3 * S).astype(int)),
+    shade = rim + 0.3 * S
+    cv2.rectangle(canvas, tuple(shade[0].astype(int)), tuple(shade[1].astype(int)),
                   tuple(float(v) for v in _bgr(scene.table_rgb) * 0.6), -1)
     cv2.rectangle(canvas, tuple(rim[0].astype(int)), tuple(rim[1].astype(int)),
                   tuple(float(v) for v in _bgr(scene.print_rgb) * 1.05), -1)
@@ -147,7 +148,7 @@ def render(scene: Scene, *, with_cubes: bool = True) -> tuple[np.ndarray, list[d
                                 borderMode=cv2.BORDER_REPLICATE)
     frame = frame + rng.normal(0, scene.noise, frame.shape)
     frame = np.clip(frame, 0, 255).astype(np.uint8)
-    ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg])
+    _, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg])
     frame = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     for t in truth:
         p = cv2.perspectiveTransform(np.float32([[[t["x_cm"] * S, t["y_cm"] * S]]]), M)[0, 0]

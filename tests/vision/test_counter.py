@@ -1,0 +1,188 @@
+"""count_cubes end to end on drawn scenes: the easy ones exactly, the hard ones honestly.
+
+"Honestly" means: either every count is right, or the reading says it is unsure. A confident
+wrong answer is the one thing a hard scene must never produce... except where a test says in
+its name that the counter is known to miss it (kept visible, marked xfail, so that a fix shows).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import synth
+
+from vision.calibration import Calibration, calibrate_from_drop
+from vision.counter import count_cubes
+from vision.reading import COLOURS
+
+ALL = list(COLOURS)
+
+
+def _run(scene, *, reference=True, **kw):
+    frame, truth = synth.render(scene)
+    ref = None
+    if reference:
+        ref, _ = synth.render(scene, with_cubes=False)
+    return count_cubes(frame, ref, **kw), truth
+
+
+@pytest.mark.parametrize("reference", [True, False])
+@pytest.mark.parametrize("oblique", [False, True])
+def test_seven_colours_scattered(reference, oblique):
+    scene = synth.Scene(cubes=synth.scatter(ALL * 2, seed=11), oblique=oblique)
+    reading, truth = _run(scene, reference=reference)
+    assert reading.counts == synth.counts(truth)
+    assert reading.total == 14
+
+
+def test_positions_are_in_input_pixels():
+    scene = synth.Scene(cubes=synth.scatter(["red", "blue", "green"], seed=2), oblique=True)
+    reading, truth = _run(scene)
+    for t in truth:
+        d = min(np.hypot(c.x - t["x"], c.y - t["y"]) for c in reading.cubes)
+        assert d < 0.02 * scene.size[0]  # within about half a cube
+    assert all(0 <= c.confidence <= 1 for c in reading.cubes)
+
+
+def test_empty_tray_is_zero_and_sure():
+    scene = synth.Scene()
+    reading, _ = _run(scene)
+    assert reading.total == 0 and not reading.uncertain
+
+
+def test_cubes_on_the_table_are_ignored():
+    scene = synth.Scene(
+        cubes=[("red", 8, 5, 0)],
+        on_table=[
+            ("red", 3, 3, 0), ("blue", 27, 16, 0), ("white", 5.5, 10, 0), ("green", 24.5, 8, 0)
+        ],
+    )
+    for reference in (True, False):
+        reading, _ = _run(scene, reference=reference)
+        assert reading.counts == {**dict.fromkeys(ALL, 0), "red": 1}
+
+
+def test_light_and_exposure_drift_since_the_reference():
+    """The empty tray was captured under neutral light; the drop under a warm lamp, darker."""
+    scene = synth.Scene(cubes=synth.scatter(ALL, seed=4), cast=(1.25, 1.0, 0.6), exposure=0.75)
+    frame, truth = synth.render(scene)
+    neutral = dataclasses.replace(scene, cast=(1, 1, 1), exposure=1.0)
+    ref, _ = synth.render(neutral, with_cubes=False)
+    assert count_cubes(frame, ref).counts == synth.counts(truth)
+
+
+HARD = {
+    "touching_same_colour": synth.Scene(
+        cubes=[
+            ("green", 5, 5, 0), ("green", 6.02, 5, 0), ("green", 5.5, 6.02, 0), ("red", 11, 3, 20)
+        ]
+    ),
+    "touching_rotated_pairs": synth.Scene(
+        cubes=[
+            ("blue", 5, 5, 30), ("blue", 6.1, 5.4, 30),
+            ("yellow", 11, 3, 20), ("yellow", 12.1, 3.2, 25),
+        ]
+    ),
+    "wall_shadow": synth.Scene(
+        cubes=[
+            ("black", 3, 1.0, 10), ("brown", 7, 1.1, 40), ("white", 10, 1.2, 0), ("red", 13, 5, 0)
+        ],
+        wall_shadow=0.55,
+    ),
+    "dark_print_dark_cubes": synth.Scene(
+        cubes=[("black", 4, 4, 10), ("brown", 8, 5, 30), ("black", 12, 3, 0), ("brown", 6, 7, 5)],
+        print_rgb=synth.PRINTS_RGB["dark"], table_rgb=(200, 195, 190),
+    ),
+    "noise_and_jpeg": synth.Scene(cubes=synth.scatter(ALL, seed=3), noise=7, jpeg=40),
+    "leaning_on_another": synth.Scene(
+        cubes=[("red", 5, 5, 0), ("red", 5.5, 5.4, 20), ("white", 11, 5, 0)]
+    ),
+    "grey_print": synth.Scene(cubes=synth.scatter(ALL, seed=5), print_rgb=synth.PRINTS_RGB["grey"]),
+}
+
+
+@pytest.mark.parametrize("reference", [True, False])
+@pytest.mark.parametrize("name", sorted(HARD))
+def test_hard_scene_is_right_or_says_unsure(name, reference):
+    reading, truth = _run(HARD[name], reference=reference)
+    assert reading.counts == synth.counts(truth) or reading.uncertain, reading.to_dict()
+    if reading.uncertain:
+        assert reading.warnings, "unsure cubes must be explained in words"
+
+
+@pytest.mark.xfail(reason="known miss: white on a near-white print is invisible from above",
+                   strict=True)
+def test_white_cubes_on_a_pale_print():
+    scene = synth.Scene(
+        cubes=[("white", 4, 4, 10), ("yellow", 8, 5, 30), ("white", 12, 3, 0), ("yellow", 6, 7, 5)],
+        print_rgb=synth.PRINTS_RGB["pale"], table_rgb=(90, 80, 100),
+    )
+    reading, truth = _run(scene)
+    assert reading.counts == synth.counts(truth) or reading.uncertain
+
+
+@pytest.mark.xfail(reason="known miss: a white cube inside a glare spot", strict=True)
+def test_white_cube_in_glare():
+    scene = synth.Scene(cubes=[("white", 11.5, 6.5, 10), ("yellow", 9, 6.5, 0)], glare=True)
+    reading, truth = _run(scene)
+    assert reading.counts == synth.counts(truth) or reading.uncertain
+
+
+@pytest.mark.xfail(reason="known miss: green on a dark print is named yellow, and surely",
+                   strict=True)
+def test_green_on_a_dark_print():
+    scene = synth.Scene(
+        cubes=[("black", 4, 4, 10), ("brown", 8, 5, 30), ("blue", 12, 3, 0), ("green", 6, 7, 5)],
+        print_rgb=synth.PRINTS_RGB["dark"], table_rgb=(200, 195, 190),
+    )
+    reading, truth = _run(scene)
+    assert reading.counts == synth.counts(truth) or reading.uncertain
+
+
+def test_bounds_rename_the_least_certain_cube():
+    scene = HARD["grey_print"]
+    reading, truth = _run(scene)
+    want = synth.counts(truth)
+    bounded = _run(scene, bounds=want)[0]
+    assert all(bounded.counts[c] <= want[c] or bounded.uncertain for c in ALL)
+    assert bounded.total == reading.total
+
+
+def test_bounds_that_cannot_be_met_are_reported():
+    scene = synth.Scene(cubes=[("red", 4, 4, 0), ("red", 9, 5, 0), ("red", 13, 7, 0)])
+    reading, _ = _run(scene, bounds=dict.fromkeys(ALL, 0))
+    assert reading.uncertain
+    assert any("more" in w for w in reading.warnings)
+
+
+def test_manual_corners_from_a_calibration():
+    scene = synth.Scene(cubes=synth.scatter(["red", "white"], seed=8), oblique=True)
+    frame, truth = synth.render(scene)
+    cal = Calibration(corners=[tuple(p) for p in synth.floor_corners_px(scene)])
+    assert count_cubes(frame, calibration=cal).counts == synth.counts(truth)
+
+
+def test_calibration_drop_refines_the_colours():
+    scene = synth.Scene(cubes=synth.scatter(ALL, seed=9))
+    frame, truth = synth.render(scene)
+    ref, _ = synth.render(scene, with_cubes=False)
+    cal = calibrate_from_drop(frame, synth.counts(truth), ref)
+    assert cal.colours.refs != Calibration().colours.refs
+    # and the calibrated model still reads the drop it learned from
+    assert count_cubes(frame, ref, calibration=cal).counts == synth.counts(truth)
+
+
+def test_calibration_drop_with_a_miscount_is_refused():
+    scene = synth.Scene(cubes=synth.scatter(["red", "blue"], seed=10))
+    frame, _ = synth.render(scene)
+    with pytest.raises(ValueError, match="not used for calibration"):
+        calibrate_from_drop(frame, {"red": 1, "blue": 1, "green": 1})
+
+
+def test_reading_serialises():
+    reading, _ = _run(HARD["leaning_on_another"])
+    d = reading.to_dict()
+    assert set(d) == {"counts", "total", "cubes", "uncertain", "warnings"}
+    assert d["total"] == len(d["cubes"])

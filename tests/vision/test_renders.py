@@ -1,0 +1,72 @@
+"""Rendered trays: the small shipped copies always, the full set when ../shared is here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vision import bench
+from vision.counter import count_cubes, load_image
+
+MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
+LABELS = {x["file"]: x for x in json.loads((MINI / "labels.json").read_text())["images"]}
+# Kept in on purpose, and visible: two cubes at the tower's mouth, half under its shadow, are
+# missed at this size (at full size they are found). A confident miss: see the report.
+KNOWN_MISSES = {"s004/drop11.jpg": "two cubes at the tower's mouth, at half size"}
+DROPS = [
+    pytest.param(f, marks=pytest.mark.xfail(reason=KNOWN_MISSES[f], strict=True))
+    if f in KNOWN_MISSES else f
+    for f in sorted(f for f in LABELS if not f.endswith("empty.jpg"))
+]
+
+
+@pytest.mark.parametrize("name", DROPS)
+def test_mini_renders_with_reference(name):
+    label = LABELS[name]
+    img = load_image(MINI / name)
+    ref = load_image(MINI / label["session"] / "empty.jpg")
+    reading = count_cubes(img, ref)
+    assert bench._exact(reading.counts, label), (reading.counts, label["counts"])
+
+
+@pytest.mark.parametrize("name", DROPS)
+def test_mini_renders_without_reference_are_right_or_unsure(name):
+    label = LABELS[name]
+    reading = count_cubes(load_image(MINI / name))
+    assert bench._exact(reading.counts, label) or reading.uncertain
+
+
+@pytest.mark.parametrize("session", sorted({x["session"] for x in LABELS.values()}))
+def test_mini_empty_trays_read_zero(session):
+    assert count_cubes(load_image(MINI / session / "empty.jpg")).total == 0
+
+
+def test_bench_prints_every_figure(capsys):
+    assert bench.main([str(MINI)]) == 0
+    out = capsys.readouterr().out
+    for words in ("with empty.jpg reference: exact", "without reference: exact", "missed",
+                  "extra", "wrong colour", "ms median", "p95", "confusion", "peak RSS"):
+        assert words in out
+    # the mini set: every frame right with the reference but the known miss
+    n, miss = len(LABELS), len(KNOWN_MISSES)
+    assert f"all     with empty.jpg reference: exact {n - miss}/{n}" in out
+
+
+def test_bench_refuses_a_folder_without_labels(tmp_path, capsys):
+    assert bench.main([str(tmp_path)]) == 2
+
+
+@pytest.mark.slow
+def test_full_renders_do_not_regress(renders_dir):
+    """A floor under today's figures on trays-rendered (see vision/bench.py), not the target."""
+    lines = bench.run(renders_dir, "all", verbose=False)
+    text = "\n".join(lines)
+
+    def share(prefix: str) -> float:
+        line = next(x for x in lines if x.startswith(prefix))
+        return float(line.split("=")[1].split("%")[0])
+
+    assert share("all     with empty.jpg reference") >= 40.0, text
+    assert share("all     without reference") >= 25.0, text

@@ -1,0 +1,95 @@
+"""Floor models, cube masks and splitting, on small rectified canvases."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.colours import to_linear
+from vision.segment import (
+    Blob,
+    blobs,
+    cube_masks,
+    estimate_floor,
+    floor_model,
+    shadow_direction,
+    split_blob,
+)
+
+PX = 20  # px per cm, as in the counter
+BOX = (20, 20, 340, 220)  # floor box of a 360 x 240 canvas
+
+
+def _canvas(floor=(150, 180, 210)) -> np.ndarray:
+    img = np.zeros((240, 360, 3), np.uint8)
+    img[:] = floor
+    return img
+
+
+def _square(img, cx, cy, colour, side=PX):
+    h = side // 2
+    cv2.rectangle(img, (cx - h, cy - h), (cx + h, cy + h), colour, -1)
+
+
+def test_reference_floor_follows_exposure_drift():
+    ref = _canvas()
+    frame = (ref.astype(np.float32) * 0.7).astype(np.uint8)  # the camera exposes less
+    bg = floor_model(frame, ref, PX, BOX)
+    assert np.allclose(bg, to_linear(frame), atol=0.02)
+
+
+def test_estimated_floor_ignores_cubes_and_follows_shading():
+    img = _canvas()
+    ramp = np.linspace(0.7, 1.0, img.shape[1])[None, :, None]
+    img = (img * ramp).astype(np.uint8)
+    for x in (80, 160, 240):
+        _square(img, x, 120, (30, 30, 200))
+    bg = estimate_floor(img, PX, BOX)
+    # under a cube, the floor model is the floor's colour there, not the cube's
+    floor_there = to_linear(img)[120, 120]
+    assert np.allclose(bg[120, 160], floor_there, rtol=0.15)
+
+
+def test_cube_masks_find_cubes_not_shadows():
+    ref = _canvas()
+    frame = ref.copy()
+    # a soft grey shadow (same paint, less light) and a red cube
+    frame[60:120, 40:120] = (ref[60:120, 40:120] * 0.75).astype(np.uint8)  # half the light
+    _square(frame, 250, 120, (40, 40, 200))
+    strong, _ = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
+    assert strong[120, 250] and not strong[90, 80]
+
+
+def test_weak_test_finds_a_cube_painted_like_the_print():
+    ref = _canvas((225, 230, 232))
+    frame = ref.copy()
+    _square(frame, 180, 120, (205, 232, 236), side=22)  # pale yellowish on white: a faint cube
+    _, weak = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
+    assert weak[120, 180]
+
+
+def test_tinted_shadow_direction_is_measured_from_the_floor():
+    floor = np.ones((240, 360, 3), np.float32) * np.array([0.2, 0.3, 0.5], np.float32)
+    # half the floor in a shadow lit by bluish room light: blue drops less than red
+    floor[:, 180:] *= np.array([0.6, 0.45, 0.3], np.float32)
+    d = shadow_direction(floor, BOX)
+    assert d[0] < d[1] < d[2]  # the log ratio falls most in red
+    assert np.allclose(shadow_direction(np.full((240, 360, 3), 0.4, np.float32), BOX), 1.0)
+
+
+def test_two_touching_cubes_split_in_two():
+    mask = np.zeros((240, 360), np.uint8)
+    _square(mask, 150, 120, 1)
+    _square(mask, 171, 124, 1)
+    (blob,) = blobs(mask)
+    parts = split_blob(blob, 2)
+    centres = sorted(np.argwhere(p).mean(axis=0)[1] for p in parts)
+    assert abs(centres[0] - 150) < 4 and abs(centres[1] - 171) < 4
+    assert sum(int(p.sum()) for p in parts) == int(blob.area)
+
+
+def test_split_into_one_is_the_blob():
+    m = np.zeros((10, 10), bool)
+    m[2:5, 2:5] = True
+    b = Blob(m, 9.0, (3.0, 3.0), (2, 2, 3, 3))
+    assert split_blob(b, 1)[0] is m

@@ -1,0 +1,111 @@
+"""The tray finder, the manual override and the rectified view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import synth
+
+from vision.errors import VisionError
+from vision.tray import (
+    PX_PER_CM,
+    find_tray,
+    order_corners,
+    rectangle_aspect,
+    view_from_corners,
+)
+
+
+def _corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    """Largest distance from a true corner to the nearest found corner, px."""
+    return max(float(np.min(np.linalg.norm(found - t, axis=1))) for t in truth)
+
+
+@pytest.mark.parametrize("oblique", [False, True])
+def test_finds_the_floor_of_a_drawn_tray(oblique):
+    scene = synth.Scene(cubes=synth.scatter(["red", "blue", "white"], 1), oblique=oblique)
+    frame, _ = synth.render(scene)
+    view = find_tray(frame)
+    truth = synth.floor_corners_px(scene)
+    # within a quarter of a cube (the drawn crease is a couple of px wide)
+    assert _corner_error(view.corners, truth) < 0.025 * frame.shape[1]
+    assert view.auto
+
+
+def test_cubes_on_the_table_do_not_move_the_floor():
+    scene = synth.Scene(on_table=[("red", 3, 3, 0), ("black", 26, 17, 20), ("white", 5.6, 10, 0)])
+    frame, _ = synth.render(scene)
+    view = find_tray(frame)
+    assert _corner_error(view.corners, synth.floor_corners_px(scene)) < 0.025 * frame.shape[1]
+
+
+def test_a_hard_wall_shadow_is_not_taken_for_the_wall():
+    scene = synth.Scene(wall_shadow=0.55)
+    frame, _ = synth.render(scene)
+    view = find_tray(frame)
+    assert _corner_error(view.corners, synth.floor_corners_px(scene)) < 0.025 * frame.shape[1]
+
+
+def test_manual_corners_override_in_any_order():
+    pts = [(700, 400), (100, 80), (690, 90), (110, 410)]
+    view = view_from_corners(pts)
+    assert not view.auto
+    assert {tuple(p) for p in view.corners.astype(int).tolist()} == {tuple(p) for p in pts}
+    # the floor's corners land on the floor box's corners of the rectified view
+    x0, y0, x1, y1 = view.floor_box
+    rect_pts = view.image_to_rect(view.corners)
+    want = np.array([[x0, y0], [x1 - 1, y0], [x1 - 1, y1 - 1], [x0, y1 - 1]], float)
+    assert np.allclose(rect_pts, want, atol=1e-3)
+    back = view.rect_to_image(rect_pts)
+    assert np.allclose(back, view.corners, atol=1e-3)
+
+
+def test_rectified_floor_has_a_known_scale():
+    view = view_from_corners([(0, 0), (640, 0), (640, 400), (0, 400)])
+    x0, y0, x1, y1 = view.floor_box
+    assert (x1 - x0, y1 - y0) == (round(16 * PX_PER_CM), round(10 * PX_PER_CM))
+
+
+def test_order_corners_puts_a_long_side_first():
+    q = order_corners(np.array([[0, 0], [0, 100], [160, 100], [160, 0]], float))
+    assert np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1])
+
+
+def _pinhole(points_cm, f=800.0, tilt_deg=35.0, yaw_deg=12.0, height=25.0, size=(1152, 648)):
+    """Project floor points (X, Y, 0) through a tilted pinhole camera."""
+    t, y = np.radians(tilt_deg), np.radians(yaw_deg)
+    rz = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
+    rx = np.array([[1, 0, 0], [0, np.cos(t), -np.sin(t)], [0, np.sin(t), np.cos(t)]])
+    down = np.array([[1, 0, 0], [0, -1, 0], [0, 0, -1]])  # camera looks down -Z
+    R = rx @ down @ rz
+    centre = np.array([8.0, -12.0 * np.tan(t) + 5.0, height])
+    K = np.array([[f, 0, size[0] / 2], [0, f, size[1] / 2], [0, 0, 1]])
+    out = []
+    for X, Y in points_cm:
+        pc = R @ (np.array([X, Y, 0.0]) - centre)
+        uvw = K @ pc
+        out.append(uvw[:2] / uvw[2])
+    return np.array(out, np.float32)
+
+
+def test_pinhole_aspect_and_focal_length_of_a_tilted_view():
+    corners = _pinhole([(0, 0), (16, 0), (16, 10), (0, 10)])
+    aspect, f = rectangle_aspect(corners, (576, 324))
+    assert aspect == pytest.approx(1.6, rel=0.02)
+    assert f == pytest.approx(800.0, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    "corners",
+    [[(0, 0), (1, 1), (2, 2), (3, 3)], [(0, 0), (1, 0)], [(0, 0), (np.nan, 0), (1, 1), (0, 1)]],
+)
+def test_bad_manual_corners_are_clear_errors(corners):
+    with pytest.raises(VisionError, match="corner"):
+        view_from_corners(corners)
+
+
+def test_a_frame_without_a_tray_is_a_clear_error():
+    yy, xx = np.mgrid[0:480, 0:640]
+    gradient = np.dstack([(xx / 3) % 256, (yy / 2) % 256, np.full_like(xx, 90)]).astype(np.uint8)
+    with pytest.raises(VisionError, match="tray"):
+        find_tray(gradient)
