@@ -1,7 +1,8 @@
-// Live tray page: one EventSource; a full snapshot on connect, then small updates.
+// The connection and the tray card: one EventSource; a full snapshot on connect, then small
+// updates (tray, status, game). The game itself is drawn by game.js, its forms by forms.js.
 "use strict";
 
-const COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"];
+const { COLOURS } = window.CT;
 const $ = (id) => document.getElementById(id);
 const STATUS_TEXT = {
   starting: "starting", waiting: "waiting for cubes", settling: "cubes moving…",
@@ -19,6 +20,8 @@ function summary(tray) {
 }
 
 function showTray(tray) {
+  window.CT.tray = tray;
+  window.CT.onTray();
   for (const colour of COLOURS) {
     const n = tray.counts[colour] || 0;
     document.querySelector(`[data-count="${colour}"]`).textContent = n;
@@ -73,12 +76,16 @@ async function loadHistory() {
 
 function connect() {
   const source = new EventSource("/api/stream");
+  window.CT.source = source;
   source.addEventListener("snapshot", (e) => {
     const snap = JSON.parse(e.data);
     showTray(snap.tray);
     showStatus(snap.status);
+    if (snap.game) window.CT.render(snap.game);
+    else $("now-card").hidden = true; // a device without a game table: the tray only
     loadHistory();
   });
+  source.addEventListener("game", (e) => window.CT.render(JSON.parse(e.data)));
   source.addEventListener("tray", (e) => {
     const tray = JSON.parse(e.data);
     showTray(tray);
@@ -101,5 +108,8 @@ $("read-now").addEventListener("click", async () => {
     setTimeout(() => { button.disabled = false; }, 1000);
   }
 });
+
+$("undo").addEventListener("click", (e) => window.CT.send({ type: "undo" }, e.currentTarget));
+$("redo").addEventListener("click", (e) => window.CT.send({ type: "undo", redo: true }, e.currentTarget));
 
 connect();

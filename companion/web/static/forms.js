@@ -1,0 +1,349 @@
+// Forms: a small DOM helper, the 7-colour counts editor and the action details form.
+// Everything players typed (names, islands) goes into the page as text, never as HTML.
+"use strict";
+
+window.CT = window.CT || {};
+(function (CT) {
+  const COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"];
+  CT.COLOURS = COLOURS;
+  let uid = 0;
+  CT.uid = (prefix) => `${prefix}-${++uid}`;
+
+  // el("button", {class: "x", text: "Go", onclick: fn, "aria-label": "..."}, child, ...)
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "text") node.textContent = value;
+      else if (key === "class") node.className = value;
+      else if (key === "dataset") Object.assign(node.dataset, value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "value") node.value = value;
+      else if (key === "checked") node.checked = true;
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+    }
+    return node;
+  }
+  CT.el = el;
+
+  CT.swatch = (colour) => el("span", { class: `swatch ${colour}`, "aria-hidden": "true" });
+
+  // A labelled field: label text above (or beside, for checkboxes) the input.
+  function field(labelText, input, extraClass) {
+    input.id = input.id || CT.uid("f");
+    const label = el("label", { for: input.id, text: labelText });
+    if (input.type === "checkbox") return el("div", { class: `field check ${extraClass || ""}` }, input, label);
+    return el("div", { class: `field ${extraClass || ""}` }, label, input);
+  }
+  CT.field = field;
+
+  function numberInput(props) {
+    return el("input", { type: "number", inputmode: "numeric", min: 0, ...props });
+  }
+  CT.numberInput = numberInput;
+
+  function select(options, props) {
+    const node = el("select", props || {});
+    for (const option of options) {
+      const [value, text] = Array.isArray(option) ? option : [option, option];
+      node.append(el("option", { value, text }));
+    }
+    return node;
+  }
+  CT.select = select;
+
+  function intOf(input) {
+    const text = String(input.value).trim();
+    if (text === "") return null;
+    const n = Number(text);
+    return Number.isFinite(n) ? Math.trunc(n) : null;
+  }
+  CT.intOf = intOf;
+
+  // The counts editor: one row per colour with - / number / + ; value() gives {colour: n}.
+  CT.countsEditor = function countsEditor(initial, max) {
+    const inputs = {};
+    const rows = COLOURS.map((colour) => {
+      const input = numberInput({
+        max: max || 49, value: (initial && initial[colour]) || 0, "aria-label": `${colour} cubes`,
+        dataset: { colour }, class: "count-input",
+      });
+      inputs[colour] = input;
+      const step = (d) => () => {
+        input.value = Math.max(0, (intOf(input) || 0) + d);
+        input.dispatchEvent(new Event("input"));
+      };
+      return el("div", { class: "count-row" },
+        CT.swatch(colour), el("span", { class: "name", text: colour }),
+        el("button", { type: "button", class: "step", "aria-label": `one ${colour} less`, text: "−", onclick: step(-1) }),
+        input,
+        el("button", { type: "button", class: "step", "aria-label": `one ${colour} more`, text: "+", onclick: step(1) }));
+    });
+    const total = el("p", { class: "muted total" });
+    const update = () => {
+      const n = COLOURS.reduce((sum, c) => sum + (intOf(inputs[c]) || 0), 0);
+      total.textContent = `${n} cube${n === 1 ? "" : "s"}`;
+    };
+    for (const input of Object.values(inputs)) input.addEventListener("input", update);
+    update();
+    const node = el("div", { class: "counts-editor" }, rows, total);
+    return {
+      node,
+      value() {
+        const counts = {};
+        for (const colour of COLOURS) counts[colour] = Math.max(0, intOf(inputs[colour]) || 0);
+        return counts;
+      },
+    };
+  };
+
+  // A counts editor inside a small form with a submit button: onSubmit(counts, button).
+  CT.countsForm = function countsForm(initial, submitText, onSubmit, onCancel) {
+    const editor = CT.countsEditor(initial);
+    const submit = el("button", { type: "submit", class: "cmd primary", text: submitText });
+    const form = el("form", { class: "sub-form counts-form" }, editor.node,
+      el("div", { class: "button-row" }, submit,
+        onCancel ? el("button", { type: "button", class: "secondary", text: "Cancel", onclick: onCancel }) : null));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      onSubmit(editor.value(), submit);
+    });
+    return form;
+  };
+
+  // --- progress tokens (docs/events.md's token table) ----------------------------------
+  const SIMPLE_TOKENS = [
+    ["ships8", "Move Ships: +8 AP per ship this phase"],
+    ["pirates_plus2", "pirates +2 for all others"],
+    ["pirates_half", "lose only half VP to pirates"],
+    ["pirates_gold", "2 gold when pirates fought off"],
+    ["plan_two", "Plan: two neutral landscapes"],
+    ["swap_green_red", "green counts as red and red as green"],
+    ["order_jump", "white: on top of the first player"],
+    ["gold3", "once: 3 gold"],
+    ["gold5", "once: 5 gold"],
+    ["gold_per_post", "1 gold per trading post"],
+    ["gold_half", "gold instead: 1 per 2 cubes"],
+    ["vp_instead", "VP instead of an action"],
+    ["vp_posts", "final: 1 VP per post"],
+    ["vp7", "final: 7 VP"],
+    ["vp_gold", "final: VP = gold track"],
+  ];
+  CT.TOKEN_TEXT = Object.fromEntries(SIMPLE_TOKENS);
+
+  function tokenRow() {
+    const kind = select([
+      ["ap2", "+2 AP for one action (ap2)"], ["ap1", "+1 AP for two actions (ap1)"],
+      ...SIMPLE_TOKENS.map(([name, text]) => [name, `${name}: ${text}`]),
+    ], { "aria-label": "token", class: "token-kind" });
+    const c1 = select(COLOURS, { "aria-label": "token colour", class: "token-colour" });
+    const c2 = select(COLOURS, { "aria-label": "second token colour", class: "token-colour2" });
+    c2.value = "green";
+    const sync = () => {
+      c1.hidden = !kind.value.startsWith("ap");
+      c2.hidden = kind.value !== "ap1";
+    };
+    kind.addEventListener("change", sync);
+    sync();
+    const row = rowBox(kind, c1, c2);
+    row.value = () => {
+      if (kind.value === "ap2") return `ap2:${c1.value}`;
+      if (kind.value === "ap1") return `ap1:${c1.value}+${c2.value}`;
+      return kind.value;
+    };
+    return row;
+  }
+
+  function rowBox(...children) {
+    const row = el("div", { class: "row" }, children);
+    row.append(el("button", {
+      type: "button", class: "remove", text: "✕", "aria-label": "remove this row",
+      onclick: () => row.remove(),
+    }));
+    return row;
+  }
+
+  // A list of rows with an "add" button; rows() gives the row nodes still there.
+  function rowList(title, addText, makeRow) {
+    const rows = el("div", { class: "rows" });
+    const add = el("button", {
+      type: "button", class: "secondary add", text: addText,
+      onclick: () => { const r = makeRow(); rows.append(r); const f = r.querySelector("input,select"); if (f) f.focus(); },
+    });
+    const box = el("fieldset", { class: "rowlist" }, el("legend", { text: title }), rows, add);
+    box.rows = () => [...rows.children];
+    box.addRow = () => { const r = makeRow(); rows.append(r); return r; };
+    return box;
+  }
+
+  function islandInput(listId, label) {
+    return el("input", {
+      type: "text", list: listId, "aria-label": label || "island", placeholder: "island",
+      autocomplete: "off", autocapitalize: "characters", class: "island",
+    });
+  }
+
+  function bigBox(islands, island) {
+    const big = el("input", { type: "checkbox", "aria-label": "big island (20+ spaces)", class: "big" });
+    const wrap = el("label", { class: "inline-check" }, big, " big");
+    island.addEventListener("input", () => {
+      const known = islands[island.value.trim()];
+      if (known) big.checked = !!known.big;
+      big.disabled = !!known;
+    });
+    wrap.big = big;
+    return wrap;
+  }
+
+  // The details form for one colour action. onSubmit(command, button).
+  CT.actionForm = function actionForm(game, player, action, onSubmit, onCancel) {
+    const state = game.state;
+    const opts = state.options[player];
+    const me = state.players.find((p) => p.name === player) || {};
+    const islands = state.islands || {};
+    const holds = (token) => (me.progress_tokens || []).some((t) => t.name === token && !t.used);
+    const listId = CT.uid("islands");
+    const datalist = el("datalist", { id: listId }, Object.keys(islands).map((n) => el("option", { value: n })));
+    const parts = [datalist];
+    const readers = []; // each adds its fields to the command
+
+    const ap = numberInput({ max: action.ap + (opts.gold_to_buy_ap || 0), placeholder: `all (${action.ap})`, name: "ap" });
+    parts.push(field(`AP to spend (${action.ap} available)`, ap));
+    readers.push((cmd) => { const n = intOf(ap); if (n !== null) cmd.ap = n; });
+    if (opts.gold_to_buy_ap > 0) {
+      const gold = numberInput({ max: opts.gold_to_buy_ap, placeholder: "0", name: "gold_spent" });
+      parts.push(field(`Gold paid for extra AP (up to ${opts.gold_to_buy_ap})`, gold));
+      readers.push((cmd) => { const n = intOf(gold); if (n) cmd.gold_spent = n; });
+    }
+
+    const colour = action.colour;
+    const completes = () => {
+      const input = islandInput(listId, "island completed");
+      parts.push(field("Completes island (optional)", input));
+      readers.push((cmd) => { if (input.value.trim()) cmd.completes = input.value.trim(); });
+    };
+
+    if (colour === "blue") {
+      const posts = rowList("Trading posts", "+ Add a trading post", () => {
+        const island = islandInput(listId);
+        const big = bigBox(islands, island);
+        const row = rowBox(island, big);
+        row.value = () => island.value.trim() ? { island: island.value.trim(), big: big.big.checked } : null;
+        return row;
+      });
+      posts.addRow();
+      parts.push(posts);
+      readers.push((cmd) => {
+        const list = posts.rows().map((r) => r.value()).filter(Boolean);
+        if (list.length) cmd.posts = list;
+      });
+      completes();
+      if (holds("ships8")) {
+        const ships = el("input", { type: "checkbox", name: "ships8" });
+        parts.push(field("Use ships8 (+8 AP per ship)", ships));
+        readers.push((cmd) => { if (ships.checked) cmd.tokens_used = ["ships8"]; });
+      }
+    } else if (colour === "red") {
+      const take = rowList("Tiles planned", "+ Add a tile", () => {
+        const tile = select([["village", "village (1 AP)"], ["landscape", "landscape"]], { "aria-label": "tile" });
+        const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, `size ${n}`]), { "aria-label": "landscape size" });
+        const sync = () => { size.hidden = tile.value !== "landscape"; };
+        tile.addEventListener("change", sync);
+        sync();
+        const row = rowBox(tile, size);
+        row.value = () => tile.value === "landscape" ? { tile: "landscape", size: Number(size.value) } : { tile: "village" };
+        return row;
+      });
+      take.addRow();
+      parts.push(take);
+      readers.push((cmd) => { const list = take.rows().map((r) => r.value()); if (list.length) cmd.take = list; });
+    } else if (colour === "brown") {
+      const tokens = rowList("Progress tokens taken", "+ Add a token", tokenRow);
+      parts.push(tokens);
+      readers.push((cmd) => { const list = tokens.rows().map((r) => r.value()); if (list.length) cmd.tokens_taken = list; });
+      const atEnd = el("input", { type: "checkbox", name: "at_end" });
+      parts.push(field("The disc reaches the end of the progress track", atEnd));
+      readers.push((cmd) => { if (atEnd.checked) cmd.at_end = true; });
+    } else if (colour === "green") {
+      const build = rowList("Tiles built", "+ Add a tile", () => {
+        const island = islandInput(listId);
+        const big = bigBox(islands, island);
+        const tile = select(["village", "landscape"], { "aria-label": "tile" });
+        const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, `size ${n}`]), { "aria-label": "landscape size" });
+        const vp = numberInput({ "aria-label": "printed VP", placeholder: "VP", class: "vp" });
+        const sync = () => { size.hidden = tile.value !== "landscape"; };
+        tile.addEventListener("change", sync);
+        sync();
+        const row = rowBox(island, big, tile, size, vp);
+        row.value = () => {
+          if (!island.value.trim()) return null;
+          const name = island.value.trim();
+          const out = { island: name, tile: tile.value, vp: intOf(vp) || 0 };
+          if (!islands[name]) out.big = big.big.checked;
+          if (tile.value === "landscape") out.size = Number(size.value);
+          return out;
+        };
+        return row;
+      });
+      build.addRow();
+      parts.push(build);
+      readers.push((cmd) => { const list = build.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.build = list; });
+      completes();
+      const goods = {};
+      const goodsBox = el("fieldset", { class: "goods" }, el("legend", { text: "Commodities built over" }),
+        (state.settings.goods || []).map((good) => {
+          goods[good] = numberInput({ max: 9, placeholder: "0", "aria-label": `${good} commodities` });
+          return el("label", { class: "good" }, el("span", { text: good }), goods[good]);
+        }));
+      parts.push(goodsBox);
+      readers.push((cmd) => {
+        const out = {};
+        for (const [good, input] of Object.entries(goods)) { const n = intOf(input); if (n) out[good] = n; }
+        if (Object.keys(out).length) cmd.commodities = out;
+      });
+    } else if (colour === "yellow") {
+      const production = rowList("Production tokens bought", "+ Add a token", () => {
+        const good = select(state.settings.goods || [], { "aria-label": "good" });
+        const cost = select([[2, "cost 2"], [3, "cost 3"], [4, "cost 4"]], { "aria-label": "cost" });
+        const row = rowBox(good, cost);
+        row.value = () => ({ good: good.value, cost: Number(cost.value) });
+        return row;
+      });
+      production.addRow();
+      parts.push(production);
+      readers.push((cmd) => { const list = production.rows().map((r) => r.value()); if (list.length) cmd.production = list; });
+    } else if (colour === "white") {
+      const advance = numberInput({ placeholder: "= AP", name: "advance" });
+      parts.push(field("Spaces to advance on the special track", advance));
+      readers.push((cmd) => { const n = intOf(advance); if (n !== null) cmd.advance = n; });
+      if (holds("order_jump")) {
+        const jump = el("input", { type: "checkbox", name: "jump" });
+        parts.push(field("Use order_jump: on top of the first player's disc", jump));
+        readers.push((cmd) => { if (jump.checked) cmd.jump = true; });
+      }
+      const atEnd = el("input", { type: "checkbox", name: "at_end" });
+      parts.push(field("The disc reaches the end of the special track", atEnd));
+      readers.push((cmd) => { if (atEnd.checked) cmd.at_end = true; });
+    }
+
+    const submit = el("button", { type: "submit", class: "cmd primary" },
+      CT.swatch(colour), ` ${player}: ${action.name}`);
+    const form = el("form", { class: `sub-form action-form ${colour}`, dataset: { colour } },
+      el("h3", {}, CT.swatch(colour), ` ${action.name} (${colour}${action.via !== "tray" ? `, via ${action.via}` : ""})`),
+      parts,
+      el("div", { class: "button-row" }, submit,
+        el("button", { type: "button", class: "secondary", text: "Cancel", onclick: onCancel })));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const cmd = { type: "action", player, choice: colour };
+      if (action.via && action.via !== "tray") cmd.via = action.via;
+      for (const read of readers) read(cmd);
+      onSubmit(cmd, submit);
+    });
+    return form;
+  };
+})(window.CT);

@@ -1,0 +1,574 @@
+// The game: the "what now" card, inside the tower, players and score sheet, and the game's history.
+// Commands go to /api/game/<id>/command with the seq this phone shows; one request at a time.
+"use strict";
+
+window.CT = window.CT || {};
+(function (CT) {
+  const { el, COLOURS } = CT;
+  const $ = (id) => document.getElementById(id);
+  const READINGS = ["tray_read", "setup_drop_read", "bump_read"];
+  const STAGE_TITLE = {
+    new: "New game", seating: "Seating", setup: "Set-up", tray: "Drop the cubes",
+    actions: "Actions", round_end: "End of the round", pirate: "Pirates", final: "Final scoring",
+    over: "Game over",
+  };
+
+  let shown = null; // the GAME this phone shows
+  let shownKey = null; // what the "what now" body was built for
+  let busy = false;
+  let newGameOpen = false;
+
+  CT.game = () => shown;
+
+  // --- sending -------------------------------------------------------------------------
+  // A button that is off for its own reason carries data-off="1"; busy turns every command off.
+  function setBusy(on) {
+    busy = on;
+    document.body.classList.toggle("busy", on);
+    for (const button of document.querySelectorAll("button.cmd")) {
+      button.disabled = on || button.dataset.off === "1";
+    }
+  }
+
+  function setOff(button, off) {
+    button.dataset.off = off ? "1" : "";
+    button.disabled = busy || off;
+  }
+
+  function clearRefusals() {
+    for (const node of document.querySelectorAll(".refusal")) node.remove();
+  }
+
+  // Show the server's message right after the button (or its row) that was pressed.
+  function refuse(near, message) {
+    clearRefusals();
+    const note = el("p", { class: "refusal", role: "alert", text: message });
+    const anchor = (near && (near.closest(".button-row") || near)) || $("now-body");
+    if (anchor.isConnected) anchor.after(note); else $("now-body").prepend(note);
+  }
+
+  function notice(message) {
+    const node = $("game-notice");
+    node.textContent = message || "";
+    node.hidden = !message;
+  }
+
+  async function post(url, body, near) {
+    if (busy) return null;
+    clearRefusals();
+    notice("");
+    setBusy(true);
+    try {
+      const response = await fetch(url, {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      });
+      const data = await response.json().catch(() => ({ error: response.statusText }));
+      if (response.ok) return data;
+      if (response.status === 409 && data.game) {
+        setBusy(false);
+        render(data.game, true);
+        notice(`Another phone changed the game first, so nothing was sent. Check the screen and press again. (${data.error})`);
+        return null;
+      }
+      setBusy(false);
+      refuse(near, data.error || `refused (${response.status})`);
+      return null;
+    } catch (err) {
+      setBusy(false);
+      refuse(near, `Could not reach the device: ${err.message}`);
+      return null;
+    } finally {
+      if (busy) setBusy(false);
+    }
+  }
+
+  async function send(command, near) {
+    if (!shown || shown.id === null) return;
+    const game = await post(`/api/game/${shown.id}/command`, { base: shown.seq, command }, near);
+    if (game) render(game);
+  }
+  CT.send = send;
+
+  // --- the "what now" card ---------------------------------------------------------------
+  function colourName(colour) {
+    return el("span", { class: "colour-name" }, CT.swatch(colour), ` ${colour}`);
+  }
+
+  function panel(title, ...children) {
+    return el("div", { class: "panel" }, title ? el("h3", { text: title }) : null, children);
+  }
+
+  function bigButton(text, onclick, extra) {
+    return el("button", { type: "button", class: `cmd big ${extra || ""}`, onclick }, text);
+  }
+
+  // Opens a form below `holder`, replacing whatever form was open there.
+  function openIn(holder, form) {
+    holder.replaceChildren(form);
+    const first = form.querySelector("input:not([type=checkbox]),select");
+    if (first) first.focus({ preventScroll: true });
+    form.scrollIntoView({ block: "nearest" });
+  }
+
+  function trayNow() {
+    return CT.tray || { counts: {}, total: 0, frame_id: null };
+  }
+
+  function readingSummary() {
+    const box = el("div", { class: "reading", id: "now-reading" });
+    fillReading(box);
+    return box;
+  }
+
+  function fillReading(box) {
+    const tray = trayNow();
+    const counts = el("ul", { class: "mini-counts" },
+      COLOURS.filter((c) => (tray.counts[c] || 0) > 0).map((c) =>
+        el("li", {}, CT.swatch(c), ` ${tray.counts[c]} ${c}`)));
+    const parts = [];
+    if (!tray.frame_id) parts.push(el("p", { class: "muted", text: "No tray reading yet." }));
+    else {
+      parts.push(el("p", { class: "muted", text: `Latest reading: ${tray.total} cube${tray.total === 1 ? "" : "s"}` }));
+      if (tray.total) parts.push(counts);
+    }
+    if (tray.error) parts.push(el("p", { class: "alert", text: `The last picture could not be read: ${tray.error}` }));
+    else if (tray.uncertain) {
+      parts.push(el("p", { class: "alert", text: `Please check the counts: ${(tray.warnings || []).join("; ") || "some cubes are unclear"}` }));
+    }
+    box.replaceChildren(...parts);
+  }
+
+  CT.onTray = function onTray() {
+    const box = $("now-reading");
+    if (box) fillReading(box);
+  };
+
+  function readingPanel(title, intro, kind, useText) {
+    const holder = el("div", { class: "form-holder" });
+    const use = bigButton(useText, (e) => {
+      const tray = trayNow();
+      if (!tray.frame_id || tray.error) { refuse(e.currentTarget, "There is no good tray reading to use: read the tray or enter the counts by hand."); return; }
+      send({ type: kind, tray: tray.counts }, e.currentTarget);
+    }, "primary use-reading");
+    const edit = el("button", {
+      type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? "Enter counts by hand" : "Edit the counts first",
+      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, useText.replace("Use this reading", "Use these counts"),
+        (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren())),
+    });
+    return panel(title, intro ? el("p", { text: intro }) : null, readingSummary(),
+      el("div", { class: "button-row" }, use, edit), holder);
+  }
+
+  function pirateCard(state) {
+    const input = CT.numberInput({ max: 20, "aria-label": "pirate marker value", id: "pirate-value", class: "pirate-value" });
+    const button = el("button", { type: "submit", class: "cmd primary", text: "Reveal this pirate marker" });
+    const form = el("form", { class: "pirate-form" },
+      CT.field("Number on the pirate marker just turned face up", input), el("div", { class: "button-row" }, button));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const value = CT.intOf(input);
+      if (value === null) { refuse(button, "Enter the number printed on the marker."); return; }
+      send({ type: "pirate_revealed", value }, button);
+    });
+    const revealed = state.pirates.revealed || [];
+    return panel("Reveal a pirate marker",
+      el("p", { text: revealed.length ? `Revealed so far: ${revealed.join(", ")} (strength ${state.pirates.strength}).` : "No pirate marker revealed yet." }),
+      form);
+  }
+
+  function attackResults(state) {
+    const attack = state.pirates.last_attack;
+    if (!attack) return null;
+    const rows = Object.entries(attack.players).map(([name, r]) => el("tr", {},
+      el("th", { scope: "row", text: name }), el("td", { text: r.cannons_fired }),
+      el("td", { text: r.fought_off ? "fought off" : `−${r.vp_lost} VP` }), el("td", { text: r.gold ? `+${r.gold}` : "" })));
+    return el("div", { class: "attack" },
+      el("h3", { text: `Pirates in round ${attack.round}: strength ${attack.strength}` }),
+      el("table", { class: "grid small" },
+        el("thead", {}, el("tr", {}, ["Player", "Cannons", "Result", "Gold"].map((h) => el("th", { scope: "col", text: h })))),
+        el("tbody", {}, rows)));
+  }
+
+  function actionsCard(game) {
+    const state = game.state;
+    const player = state.turn;
+    const opts = state.options[player];
+    const me = state.players.find((p) => p.name === player) || {};
+    const holder = el("div", { class: "form-holder" });
+    const offer = state.offer || {};
+    const choices = (opts ? opts.actions : []).map((action) => el("button", {
+      type: "button", class: `cmd action-btn ${action.colour}`, dataset: { colour: action.colour, via: action.via },
+      "aria-label": `${action.name} (${action.colour}${action.via !== "tray" ? ` via ${action.via}` : ""}), ${action.ap} AP`,
+      onclick: () => openIn(holder, CT.actionForm(game, player, action,
+        (command, button) => send(command, button), () => holder.replaceChildren())),
+    }, CT.swatch(action.colour), el("span", { class: "action-name", text: action.name }),
+    el("span", { class: "via", text: action.via !== "tray" ? `via ${action.via}` : action.colour }),
+    el("b", { class: "ap", text: `${action.ap} AP` })));
+    const extras = [];
+    if (opts) {
+      extras.push(bigButton(`Take ${opts.gold_instead} gold`, (e) =>
+        send({ type: "action", player, choice: "gold" }, e.currentTarget), "gold-instead"));
+      if (opts.vp_instead !== null && opts.vp_instead !== undefined) {
+        extras.push(bigButton(`Take ${opts.vp_instead} VP`, (e) =>
+          send({ type: "action", player, choice: "vp" }, e.currentTarget), "vp-instead"));
+      }
+    }
+    const order = el("ol", { class: "phase-order" }, (state.phase_order || []).map((name) =>
+      el("li", { class: name === player ? "now" : (state.acted || []).includes(name) ? "done" : "" }, name)));
+    return panel(null,
+      el("p", { class: "offer-line" }, colourName(state.phase),
+        ` phase: ${(offer.actions || []).length} action${(offer.actions || []).length === 1 ? "" : "s"}, ${offer.ap} AP or ${offer.gold} gold · ${player} has ${me.gold} gold`),
+      order,
+      el("div", { class: "choices" }, choices),
+      el("div", { class: "button-row" }, extras),
+      holder);
+  }
+
+  function finalCard(game) {
+    const state = game.state;
+    const needProgress = !state.settings.progress_track_vp;
+    const needSpecial = !state.settings.special_track_vp;
+    const inputs = {};
+    const rows = state.players.map((p) => {
+      inputs[p.name] = {};
+      const cells = [el("th", { scope: "row", text: p.name })];
+      for (const [key, need] of [["progress_vp", needProgress], ["special_vp", needSpecial]]) {
+        if (!need) continue;
+        const input = CT.numberInput({ "aria-label": `${p.name} ${key === "progress_vp" ? "progress track VP" : "special track VP"}`, class: key });
+        inputs[p.name][key] = input;
+        cells.push(el("td", {}, input));
+      }
+      return el("tr", {}, cells);
+    });
+    const button = el("button", { type: "submit", class: "cmd primary", text: "Score the game" });
+    const form = el("form", { class: "final-form" },
+      el("p", { text: "Enter the highest VP reached or passed on each player's tracks (from the player sheets)." }),
+      el("table", { class: "grid" },
+        el("thead", {}, el("tr", {}, el("th", { text: "Player" }),
+          needProgress ? el("th", { text: "Progress VP" }) : null, needSpecial ? el("th", { text: "Special VP" }) : null)),
+        el("tbody", {}, rows)),
+      el("div", { class: "button-row" }, button));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const players = {};
+      for (const [name, fields] of Object.entries(inputs)) {
+        const values = {};
+        for (const [key, input] of Object.entries(fields)) { const n = CT.intOf(input); if (n !== null) values[key] = n; }
+        players[name] = values;
+      }
+      send({ type: "final_scoring", players }, button);
+    });
+    return panel(null, form);
+  }
+
+  function overCard(game) {
+    const sheet = game.score_sheet;
+    return panel(null,
+      el("p", { class: "winner", text: `${sheet.winner} wins!` }),
+      el("ol", { class: "ranking" }, sheet.ranking.map((r) => el("li", {}, `${r.player}: ${r.total} VP`))),
+      sheet.tie_break ? el("p", { class: "muted", text: `Tie broken by ${sheet.tie_break}.` }) : null);
+  }
+
+  function nowTitle(state) {
+    switch (state.stage) {
+      case "setup": return "Set up the game";
+      case "tray": return `Phase ${state.phase} (round ${state.round}): drop the cubes`;
+      case "actions": return `${state.turn}'s turn`;
+      case "round_end": return `End round ${state.round}: pirates attack (strength ${state.pirates.strength})`;
+      case "pirate": return `Round ${state.round} is over: reveal the next pirate marker`;
+      case "final": return "Final scoring";
+      case "over": return "Game over";
+      default: return STAGE_TITLE[state.stage] || state.stage;
+    }
+  }
+
+  function nowBody(game) {
+    const state = game.state;
+    const expects = state.expects_events || [];
+    const out = [];
+    if (state.stage === "setup") {
+      if (expects.includes("setup_drop_read")) {
+        out.push(readingPanel("Drop all 49 cubes into the tower",
+          "Put all 49 cubes into the tower at once; the cubes that fall out go to the storage spaces.",
+          "setup_drop_read", "Use this tray reading"));
+      }
+      if (expects.includes("pirate_revealed")) out.push(pirateCard(state));
+    } else if (state.stage === "tray") {
+      out.push(readingPanel(null, `Drop the ${state.phase} storage cubes (and any cubes waiting in the tray) into the tower.`,
+        "tray_read", `Use this reading for the ${state.phase} phase`));
+      out.push(bumpPanel());
+    } else if (state.stage === "actions") {
+      out.push(actionsCard(game));
+    } else if (state.stage === "round_end") {
+      out.push(panel(null, el("p", { text: "After the white phase the pirates attack: cannons are fired, VP lost." }),
+        bigButton(`End round ${state.round}: pirates attack (strength ${state.pirates.strength})`,
+          (e) => send({ type: "round_ended" }, e.currentTarget), "primary end-round")));
+    } else if (state.stage === "pirate") {
+      out.push(attackResults(state));
+      out.push(pirateCard(state));
+    } else if (state.stage === "final") {
+      out.push(attackResults(state));
+      out.push(finalCard(game));
+    } else if (state.stage === "over") {
+      out.push(overCard(game));
+    } else {
+      out.push(panel(null, el("p", { text: `The game expects ${state.expects}. Use Redo to bring back what was undone.` })));
+    }
+    return out;
+  }
+
+  function bumpPanel() {
+    const holder = el("div", { class: "form-holder" });
+    const open = el("button", {
+      type: "button", class: "secondary small bump",
+      text: "Cubes fell out early (bump)",
+      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, "Record the bumped cubes",
+        (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren())),
+    });
+    return el("div", { class: "bump-box" }, open, holder);
+  }
+
+  function moreBody(game) {
+    const state = game.state;
+    const out = [];
+    for (const p of state.players) {
+      if (p.treasure_chests > 0) {
+        out.push(el("button", {
+          type: "button", class: "cmd secondary chest", dataset: { player: p.name },
+          onclick: (e) => send({ type: "chest_cashed", player: p.name }, e.currentTarget),
+        }, `${p.name}: cash a treasure chest for 3 gold (${p.treasure_chests} left)`));
+      }
+      for (const t of p.progress_tokens || []) {
+        if ((t.name === "gold3" || t.name === "gold5") && !t.used) {
+          out.push(el("button", {
+            type: "button", class: "cmd secondary token-used", dataset: { player: p.name, token: t.name },
+            onclick: (e) => send({ type: "token_used", player: p.name, token: t.name }, e.currentTarget),
+          }, `${p.name}: use ${t.name} (${t.name === "gold3" ? 3 : 5} gold now)`));
+        }
+      }
+    }
+    if (!["new", "seating", "over", "tray"].includes(state.stage) && state.setup_drop_read) out.push(bumpPanel());
+    const holder = el("div", { class: "form-holder" });
+    out.push(el("button", {
+      type: "button", class: "secondary new-game-open", text: "Start a new game…",
+      onclick: () => { newGameOpen = true; holder.replaceChildren(newGameForm(() => { newGameOpen = false; holder.replaceChildren(); })); },
+    }), holder);
+    return out;
+  }
+
+  // --- no game: the new game form ------------------------------------------------------------
+  function newGameForm(onCancel) {
+    const names = [1, 2, 3, 4].map((i) => el("input", {
+      type: "text", class: "player-name", autocomplete: "off", maxlength: 24,
+      "aria-label": i === 1 ? "Player 1 (start player)" : `Player ${i}`,
+      placeholder: i === 1 ? "start player" : i <= 2 ? "name" : "name (optional)",
+    }));
+    const gameName = el("input", { type: "text", id: CT.uid("gname"), class: "game-name", maxlength: 40, placeholder: "e.g. Friday" });
+    const button = el("button", { type: "submit", class: "cmd primary big", text: "Start the game" });
+    const form = el("form", { class: "new-game" },
+      el("p", { text: "Players in player order: the start player first (2 to 4 players)." }),
+      names.map((input, i) => el("div", { class: "field" },
+        el("label", { for: input.id = CT.uid("p"), text: i === 0 ? "Player 1 (start player)" : `Player ${i + 1}` }), input)),
+      el("div", { class: "field" }, el("label", { for: gameName.id, text: "Game name (optional)" }), gameName),
+      el("div", { class: "button-row" }, button,
+        onCancel ? el("button", { type: "button", class: "secondary", text: "Cancel", onclick: onCancel }) : null));
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const players = names.map((n) => n.value.trim()).filter(Boolean);
+      const body = { players };
+      if (gameName.value.trim()) body.name = gameName.value.trim();
+      const game = await post("/api/game", body, button);
+      if (game) { newGameOpen = false; render(game, true); }
+    });
+    return form;
+  }
+
+  // --- undo / redo -------------------------------------------------------------------------
+  function undoTarget(history) {
+    for (let i = history.length - 1; i >= 0; i--) {
+      const h = history[i];
+      if (h.in_force && h.type !== "undo" && h.type !== "game_created") return h;
+    }
+    return null;
+  }
+
+  function redoText(history) {
+    for (let i = history.length - 1; i >= 0; i--) {
+      const h = history[i];
+      if (!h.in_force) continue;
+      if (h.type !== "undo") return null;
+      if (h.text.startsWith("Redo")) continue;
+      return h.text.replace(/^Undo #\d+: /, "");
+    }
+    return null;
+  }
+
+  function renderUndo(game) {
+    const target = undoTarget(game.history);
+    const undo = $("undo");
+    const redo = $("redo");
+    const seated = target && target.type === "players_seated";
+    undo.textContent = target && !seated ? `Undo: ${target.text}` : "Nothing to undo";
+    setOff(undo, !target || seated);
+    undo.dataset.target = target ? target.n : "";
+    const again = redoText(game.history);
+    redo.textContent = again ? `Redo: ${again}` : "Nothing to redo";
+    setOff(redo, !again);
+  }
+
+  // --- tower, players, score sheet, history -------------------------------------------------------
+  function renderTower(state) {
+    const cubes = state.cubes;
+    const most = Math.max(1, ...COLOURS.map((c) => cubes.tower[c] || 0));
+    for (const c of COLOURS) {
+      document.querySelector(`[data-tower="${c}"]`).textContent = cubes.tower[c] || 0;
+      document.querySelector(`[data-bar="${c}"]`).style.width = `${((cubes.tower[c] || 0) / most) * 4}rem`;
+      document.querySelector(`[data-storage="${c}"]`).textContent = cubes.storage[c] || 0;
+      document.querySelector(`[data-space="${c}"]`).textContent = cubes.action_space[c] || 0;
+      document.querySelector(`#tower tr[data-colour="${c}"]`).classList.toggle("zero", !cubes.tower[c]);
+    }
+    const waiting = COLOURS.filter((c) => cubes.tray[c]).map((c) => `${cubes.tray[c]} ${c}`);
+    $("tower-total").textContent = `${cubes.inside_tower_total} cubes inside the tower.`
+      + (waiting.length ? ` Waiting in the tray for the next drop: ${waiting.join(", ")}.` : "");
+  }
+
+  function gridTable(table, players, rows, turn) {
+    const head = el("tr", {}, el("th", { scope: "col", text: "" }),
+      players.map((name) => el("th", { scope: "col", class: name === turn ? "turn" : "", dataset: { player: name } }, name)));
+    const body = rows.map(([label, cell, cls]) => el("tr", { class: cls || "" }, el("th", { scope: "row", text: label }),
+      players.map((name, i) => {
+        const value = cell(i);
+        return el("td", { class: name === turn ? "turn" : "", dataset: { player: name } }, value instanceof Node ? value : String(value));
+      })));
+    table.replaceChildren(el("thead", {}, head), el("tbody", {}, body));
+  }
+
+  function renderPlayers(game) {
+    const state = game.state;
+    const players = state.player_order.length ? state.player_order : state.players.map((p) => p.name);
+    const byName = Object.fromEntries(state.players.map((p) => [p.name, p]));
+    const ps = players.map((n) => byName[n]);
+    const tokens = (p) => {
+      const list = el("span", { class: "tokens" });
+      for (const t of p.progress_tokens) list.append(el(t.used ? "s" : "span", { text: t.name, title: CT.TOKEN_TEXT[t.name] || t.name }), " ");
+      if (!p.progress_tokens.length) list.textContent = "—";
+      return list;
+    };
+    const posts = (p) => {
+      const islands = Object.entries(p.trading_posts).map(([isl, n]) => `${isl}${n > 1 ? `×${n}` : ""}`);
+      return islands.length ? `${p.trading_posts_total} (${islands.join(", ")})` : "0";
+    };
+    gridTable($("players"), players, [
+      ["VP", (i) => ps[i].vp, "vp"],
+      ["Gold", (i) => ps[i].gold, "gold"],
+      ["Cannons", (i) => ps[i].cannons],
+      ["Trading posts", (i) => posts(ps[i]), "posts"],
+      ["Progress", (i) => `${ps[i].progress}${ps[i].progress_at_end ? " (end)" : ""}`],
+      ["Special track", (i) => `${ps[i].special_track}${ps[i].special_at_end ? " (end)" : ""}`],
+      ["Chests", (i) => ps[i].treasure_chests],
+      ["Tokens", (i) => tokens(ps[i])],
+    ], state.turn);
+    const islands = Object.entries(state.islands || {}).map(([name, isl]) =>
+      `${name}${isl.big ? " (big)" : ""}${isl.completed ? " ✓" : ""}: ${Object.entries(isl.posts).map(([p, n]) => `${p} ${n}`).join(", ") || "no posts"}`);
+    $("islands").textContent = islands.length ? `Islands: ${islands.join(" · ")}` : "";
+
+    const sheet = game.score_sheet;
+    const sheets = Object.fromEntries(sheet.players.map((s) => [s.player, s]));
+    const ss = players.map((n) => sheets[n]);
+    $("score-note").textContent = sheet.final ? "(final)" : "(if the game ended now)";
+    gridTable($("score"), players, [
+      ["VP so far", (i) => ss[i].vp_before_final_scoring],
+      ["Gold", (i) => ss[i].gold.vp],
+      ["Goods", (i) => ss[i].goods.vp],
+      ["Progress", (i) => ss[i].progress.vp],
+      ["Special", (i) => ss[i].special_actions.vp],
+      ["Total", (i) => ss[i].total, "total"],
+    ], state.turn);
+    $("ranking").replaceChildren(...sheet.ranking.map((r) =>
+      el("li", { class: r.player === sheet.winner ? "leader" : "" }, `${r.player}: ${r.total} VP`)));
+    const missing = sheet.players.filter((s) => s.missing_inputs.length);
+    if (!sheet.final && missing.length) {
+      $("ranking").append(el("li", { class: "muted note", text: "Track VP (progress, special) are entered at the end." }));
+    }
+  }
+
+  // Counts written in a history text ("Tray read: 5 blue, 2 red"), best effort.
+  function countsFromText(text) {
+    const counts = {};
+    for (const m of text.matchAll(/(\d+) (blue|black|red|brown|green|yellow|white)\b/g)) counts[m[2]] = Number(m[1]);
+    return counts;
+  }
+
+  function renderLog(game) {
+    const list = $("game-log");
+    const corrected = {};
+    for (const h of game.history) {
+      const m = h.type === "tray_corrected" && h.in_force && h.text.match(/event #(\d+) corrected to (.*)$/);
+      if (m) corrected[m[1]] = countsFromText(m[2]);
+    }
+    const items = [...game.history].reverse().map((h) => {
+      const text = el(h.in_force ? "span" : "s", { class: "text", text: h.text });
+      const li = el("li", { value: h.n, class: h.in_force ? "" : "undone", dataset: { n: h.n, type: h.type } }, text,
+        h.outcome ? el("small", { class: "outcome", text: ` → ${h.outcome}` }) : null);
+      if (!h.in_force) li.title = "undone";
+      if (READINGS.includes(h.type) && h.in_force) {
+        const holder = el("div", { class: "form-holder" });
+        li.append(" ", el("button", {
+          type: "button", class: "secondary small correct", "aria-label": `Correct reading #${h.n}`, text: "Correct",
+          onclick: () => openIn(holder, CT.countsForm(corrected[h.n] || countsFromText(h.text), `Correct reading #${h.n}`,
+            (counts, button) => send({ type: "tray_corrected", target: h.n, tray: counts }, button),
+            () => holder.replaceChildren())),
+        }), holder);
+      }
+      return li;
+    });
+    list.replaceChildren(...items);
+  }
+
+  // --- render ------------------------------------------------------------------------------------
+  function situationKey(game) {
+    const s = game.state;
+    return JSON.stringify([game.id, s.stage, s.round, s.phase, s.turn, s.expects_events,
+      s.turn ? s.options[s.turn] : null, s.offer, s.pirates, s.setup_drop_read,
+      s.players.map((p) => [p.name, p.treasure_chests, p.progress_tokens])]);
+  }
+
+  function render(game, force) {
+    if (!game) return;
+    const same = shown && game.id === shown.id && game.seq === shown.seq;
+    if (same && !force) return;
+    const previous = shown;
+    shown = game;
+    const noGame = game.id === null;
+    for (const id of ["tower-card", "players-card", "log-card"]) $(id).hidden = noGame;
+    $("undo-row").hidden = noGame;
+    $("more").hidden = noGame;
+    document.body.dataset.stage = noGame ? "none" : game.state.stage;
+    document.body.dataset.seq = noGame ? "" : game.seq;
+    if (previous && previous.id !== game.id) notice("");
+    if (noGame) {
+      $("game-title").textContent = "";
+      $("now-title").textContent = "New game";
+      if (shownKey !== "none") $("now-body").replaceChildren(newGameForm(null));
+      shownKey = "none";
+      return;
+    }
+    const state = game.state;
+    $("game-title").textContent = [state.name, state.round ? `round ${state.round}` : "", state.phase ? `${state.phase} phase` : ""]
+      .filter(Boolean).join(" · ");
+    $("now-title").textContent = nowTitle(state);
+    const key = situationKey(game);
+    if (key !== shownKey || force) {
+      clearRefusals();
+      $("now-body").replaceChildren(...nowBody(game).filter(Boolean));
+      shownKey = key;
+      if (!newGameOpen) $("more-body").replaceChildren(...moreBody(game));
+    }
+    renderUndo(game);
+    renderTower(state);
+    renderPlayers(game);
+    renderLog(game);
+    if (busy) setBusy(true); // freshly drawn buttons stay disabled while a request is out
+  }
+  CT.render = render;
+})(window.CT);

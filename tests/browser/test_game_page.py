@@ -1,0 +1,313 @@
+"""The game on the phone page: a real headless Chromium against the real waitress server."""
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import waitress
+from gpiozero.pins.mock import MockFactory
+
+from firmware.config import Config, with_overrides
+from firmware.service import build_device
+from firmware.sources import DEMO_DIR, FolderSource
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "companion" / "amerigo" / "examples" / "game-4p.jsonl"
+SHOTS = Path("/tmp")
+PHONE = {"width": 390, "height": 844}
+SETUP_DROP = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
+FIRST_TRAY = {"blue": 3, "white": 1}
+
+
+@pytest.fixture
+def served(tmp_path):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    device = build_device(config, FolderSource(frames), pin_factory=MockFactory())
+    device.watcher.poll_seconds = 0.05
+    device.start()
+    server = waitress.create_server(device.app(), host="127.0.0.1", port=0, threads=8)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.effective_port}", frames, device
+    server.close()
+    device.stop()
+
+
+class Phone:
+    """One phone at the table: a page plus the JavaScript errors it has seen."""
+
+    def __init__(self, browser, url):
+        self.url = url
+        self.page = browser.new_page(viewport=PHONE)
+        self.errors = []
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.goto(url)
+        self.page.wait_for_function("document.body.dataset.stage !== undefined")
+
+    def __getattr__(self, name):
+        return getattr(self.page, name)
+
+    def title(self):
+        return self.page.text_content("#now-title")
+
+    def wait_title(self, text, timeout=5000):
+        self.page.wait_for_function(
+            "t => document.getElementById('now-title').textContent === t", arg=text, timeout=timeout
+        )
+
+    def wait_seq(self, seq, timeout=5000):
+        self.page.wait_for_function(
+            "n => document.body.dataset.seq === String(n)", arg=seq, timeout=timeout
+        )
+
+    def cell(self, table, row, player):
+        return self.page.text_content(f"#{table} tr.{row} td[data-player='{player}']").strip()
+
+    def shot(self, name):
+        self.page.screenshot(path=str(SHOTS / f"cubetower-{name}.png"), full_page=True)
+
+    def close(self):
+        assert self.errors == []
+        self.page.close()
+
+
+def game(url, page):
+    return page.request.get(f"{url}/api/game").json()
+
+
+def to_actions(table, players=("Ada", "Ben", "Cleo")):
+    """A game at its first player's turn in the blue phase of round 1."""
+    snap = table.new_game(list(players), "Test")
+    for command in (
+        {"type": "setup_drop_read", "tray": SETUP_DROP},
+        {"type": "pirate_revealed", "value": 2},
+        {"type": "tray_read", "tray": FIRST_TRAY},
+    ):
+        snap = table.command(snap["id"], snap["seq"], command)
+    return snap
+
+
+def set_counts(form, counts):
+    for colour in ("blue", "black", "red", "brown", "green", "yellow", "white"):
+        form.locator(f"input[data-colour='{colour}']").fill(str(counts.get(colour, 0)))
+
+
+def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
+    url, frames, _ = served
+    phone = Phone(browser, url)
+    assert phone.title() == "New game"
+
+    # Refused by the server: its message, verbatim, next to the button.
+    phone.fill(".new-game input.player-name >> nth=0", "Ada")
+    phone.click("text=Start the game")
+    refusal = phone.locator(".refusal")
+    refusal.wait_for()
+    expected = phone.request.post(f"{url}/api/game", data={"players": ["Ada"]}).json()["error"]
+    assert refusal.text_content() == expected
+
+    phone.fill(".new-game input.player-name >> nth=1", "Ben")
+    phone.fill(".new-game input.player-name >> nth=2", "Cleo")
+    phone.fill(".new-game input.game-name", "Friday")
+    phone.click("text=Start the game")
+    phone.wait_title("Set up the game")
+    assert "Friday" in phone.text_content("#game-title")
+    assert phone.locator("#players thead th").all_text_contents()[1:] == ["Ada", "Ben", "Cleo"]
+    phone.shot("setup")
+
+    # Set-up drop from the camera's reading.
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    phone.wait_for_function(
+        "document.getElementById('now-reading').textContent.includes('Latest reading')",
+        timeout=15000,
+    )
+    tray = phone.request.get(f"{url}/api/tray").json()
+    phone.click("button.use-reading")
+    phone.wait_for_selector("button.use-reading", state="detached")
+    state = game(url, phone)["state"]
+    assert state["cubes"]["storage"] == tray["counts"]
+    for colour, n in state["cubes"]["tower"].items():
+        assert phone.text_content(f"[data-tower='{colour}']") == str(n)
+        assert phone.text_content(f"[data-storage='{colour}']") == str(tray["counts"][colour])
+
+    # The first pirate marker.
+    phone.fill("#pirate-value", "2")
+    phone.click("text=Reveal this pirate marker")
+    phone.wait_for_function("document.body.dataset.stage === 'tray'")
+    state = game(url, phone)["state"]
+    phase = state["phase"]
+    assert phone.title() == f"Phase {phase} (round 1): drop the cubes"
+    assert phone.locator(f"text=Use this reading for the {phase} phase").count() == 1
+    phone.shot("tray")
+
+    # The phase's drop, counts edited by hand (within what the tower holds).
+    bounds = state["vision_bounds"]
+    counts = {phase: min(3, bounds[phase]), "white": min(1, bounds["white"])}
+    if phase != "blue":
+        counts["blue"] = min(1, bounds["blue"])
+    phone.click("button.edit-counts")
+    form = phone.locator(".counts-form")
+    set_counts(form, counts)
+    form.locator("button[type=submit]").click()
+    phone.wait_title("Ada's turn")
+    phone.shot("actions")
+
+    # Ada: Move Ships with a trading post on a new island: 3 VP for the discovery.
+    phone.click(".action-btn[data-colour='blue']")
+    action = phone.locator(".action-form")
+    action.locator("input.island").first.fill("Tortuga")
+    phone.shot("blue-form")
+    action.locator("button[type=submit]").click()
+    phone.wait_title("Ben's turn")
+    assert phone.cell("players", "vp", "Ada") == "3"
+    assert "Tortuga" in phone.cell("players", "posts", "Ada")
+    assert "Tortuga" in phone.text_content("#islands")
+
+    # Ben: gold instead of an action.
+    gold_before = int(phone.cell("players", "gold", "Ben"))
+    offered = game(url, phone)["state"]["options"]["Ben"]["gold_instead"]
+    phone.click("button.gold-instead")
+    phone.wait_title("Cleo's turn")
+    assert int(phone.cell("players", "gold", "Ben")) == gold_before + offered
+    top = phone.locator("#game-log li").first.text_content()
+    assert top.startswith("Ben takes gold instead of an action")
+    phone.shot("after-gold")
+    phone.close()
+
+
+def test_a_refused_command_shows_the_servers_message(served, browser):
+    url, _, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 0}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url)
+    phone.wait_title("Phase blue (round 1): drop the cubes")
+    phone.click("button.edit-counts")
+    form = phone.locator(".counts-form")
+    set_counts(form, {"blue": 40})
+    form.locator("button[type=submit]").click()
+    refusal = form.locator("xpath=..").locator(".refusal")
+    refusal.wait_for()
+    inside = snap["state"]["cubes"]["tower"]["blue"]
+    assert refusal.text_content() == (
+        f"the tray cannot hold 40 blue but only {inside} inside the tower"
+    )
+    assert game(url, phone)["seq"] == snap["seq"]  # nothing was written
+    phone.shot("refused")
+    phone.close()
+
+
+def test_undo_then_redo(served, browser):
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    phone.dblclick("button.gold-instead")  # a double tap sends once
+    phone.wait_title("Ben's turn")
+    phone.wait_for_timeout(300)
+    assert game(url, phone)["seq"] == snap["seq"] + 1
+
+    undo = phone.locator("#undo")
+    assert undo.text_content() == "Undo: Ada takes gold instead of an action"
+    undo.click()
+    phone.wait_title("Ada's turn")
+    assert phone.locator("#game-log li.undone s").first.text_content() == (
+        "Ada takes gold instead of an action"
+    )
+    redo = phone.locator("#redo")
+    assert redo.text_content() == "Redo: Ada takes gold instead of an action"
+    redo.click()
+    phone.wait_title("Ben's turn")
+    assert phone.locator("#game-log li[data-type='action']").first.get_attribute("class") == ""
+    assert phone.locator("#redo").is_disabled()
+    phone.close()
+
+
+def test_two_phones_one_acts_the_other_follows_and_a_stale_one_is_told(served, browser):
+    url, _, device = served
+    to_actions(device.table)
+    a = Phone(browser, url)
+    b = Phone(browser, url)
+    a.wait_title("Ada's turn")
+    b.wait_title("Ada's turn")
+
+    a.click("button.gold-instead")
+    b.wait_title("Ben's turn")  # live, no reload
+    assert b.text_content("#game-log li") == a.text_content("#game-log li")
+
+    b.evaluate("CT.source.close()")  # b loses its connection and keeps an old view
+    a.click("button.gold-instead")
+    a.wait_title("Cleo's turn")
+    seq = game(url, a)["seq"]
+    assert b.title() == "Ben's turn"
+    b.click("button.gold-instead")
+    b.wait_for_selector("#game-notice:not([hidden])")
+    assert "Another phone changed the game first" in b.text_content("#game-notice")
+    assert "the game moved on" in b.text_content("#game-notice")
+    assert b.title() == "Cleo's turn"  # redrawn with the fresh game
+    assert game(url, a)["seq"] == seq  # the stale press was not applied
+    b.shot("stale")
+    a.close()
+    b.close()
+
+
+def test_the_score_sheet_and_the_end_of_a_game(served, browser):
+    url, _, device = served
+    events = [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
+    created, seated, *rest, final = events
+    assert final["type"] == "final_scoring"
+    snap = device.table.new_game(seated["players"], created["name"])
+    for event in rest:
+        command = {k: v for k, v in event.items() if k != "v"}
+        snap = device.table.command(snap["id"], snap["seq"], command)
+
+    phone = Phone(browser, url)
+    phone.wait_title("Final scoring")
+    assert phone.text_content("#score-note") == "(if the game ended now)"
+    sheet = snap["score_sheet"]
+    for row in sheet["players"]:
+        assert phone.cell("score", "total", row["player"]) == str(row["total"])
+    assert phone.locator("#players thead th.turn").count() == 0
+    phone.shot("final")
+
+    for name, values in final["players"].items():
+        phone.fill(f"input[aria-label='{name} progress track VP']", str(values["progress_vp"]))
+        phone.fill(f"input[aria-label='{name} special track VP']", str(values["special_vp"]))
+    phone.click("text=Score the game")
+    phone.wait_title("Game over")
+    over = game(url, phone)["score_sheet"]
+    assert phone.text_content(".winner") == f"{over['winner']} wins!"
+    assert phone.text_content("#score-note") == "(final)"
+    ranking = [f"{r['player']}: {r['total']} VP" for r in over["ranking"]]
+    assert phone.locator(".panel .ranking li").all_text_contents() == ranking
+    assert phone.locator("#ranking li").all_text_contents() == ranking
+    phone.shot("over")
+    phone.close()
+
+
+def test_history_correct_button_corrects_a_reading(served, browser):
+    url, _, device = served
+    snap = to_actions(device.table)
+    target = snap["seq"]  # the tray_read is the latest event
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    line = phone.locator(f"#game-log li[data-n='{target}']")
+    assert line.get_attribute("data-type") == "tray_read"
+    line.locator("button.correct").click()
+    form = line.locator(".counts-form")
+    assert form.locator("input[data-colour='blue']").input_value() == "3"
+    assert form.locator("input[data-colour='white']").input_value() == "1"
+    form.locator("input[data-colour='white']").fill("0")
+    form.locator("button[type=submit]").click()
+    phone.wait_seq(target + 1)
+    top = phone.locator("#game-log li").first
+    assert top.get_attribute("data-type") == "tray_corrected"
+    assert top.text_content().startswith(f"Reading of event #{target} corrected to")
+    assert game(url, phone)["state"]["offer"]["actions"] == ["blue"]
+    phone.close()
