@@ -76,6 +76,7 @@ class Tally:
         self.confusion = np.zeros((len(COLOURS), len(COLOURS)), int)
         self.ms: list[float] = []
         self.wrong_files: list[str] = []
+        self.wrong_flagged = 0  # wrong readings that said they were unsure
 
     def add(self, label, reading, ms, width):
         self.n += 1
@@ -88,6 +89,7 @@ class Tally:
         self.exact += ok
         if not ok:
             self.wrong_files.append(label["file"])
+            self.wrong_flagged += bool(reading.uncertain)
         truth = [t for t in label["cubes"] if t["in_tray"]]
         pred = [(c.colour, c.x, c.y) for c in reading.cubes]
         matched, used_p, used_t = _match(pred, truth, MATCH_RADIUS_FRAC * width)
@@ -106,7 +108,9 @@ class Tally:
         lines = [
             f"{title}: exact {self.exact}/{self.n} = {100.0 * self.exact / max(self.n, 1):.1f} % | "
             f"errors: missed {self.missed}, extra {self.extra}, wrong colour {self.wrong}, "
-            f"failed {self.failed} | ms median {np.median(ms):.1f} p95 {np.percentile(ms, 95):.1f}"
+            f"failed {self.failed} | wrong but flagged unsure {self.wrong_flagged}/"
+            f"{self.n - self.exact - self.failed} | "
+            f"ms median {np.median(ms):.1f} p95 {np.percentile(ms, 95):.1f}"
         ]
         return lines
 
@@ -163,6 +167,7 @@ def run(folder: Path, split: str, verbose: bool) -> list[str]:
             both.extra += t.extra
             both.wrong += t.wrong
             both.failed += t.failed
+            both.wrong_flagged += t.wrong_flagged
             both.confusion += t.confusion
             both.ms += t.ms
         lines += both.report(f"{'all':<7} {name}")

@@ -149,23 +149,23 @@ def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView,
     # reaches past the crease in the picture only with its top, a cube on the rim or in the
     # tower's mouth lies mostly beyond it.
     x0, y0, x1, y1 = view.floor_box
-    found = []
+    candidates = []
     for b in blobs(strong, weak):
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         if inside < 0.5:
-            continue
-        if b.weak and not _cube_shaped(b, cube_area):
             continue
         if _thinnest(b) < 0.45 * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         if reference is None and _along_edge(b, view.floor_box) > 2.5 * view.px_per_cm:
             continue  # a wall band the outline let in: no floor model knows the walls' light
-        found.append(b)
+        candidates.append(b)
     # The frame's own lone cubes say how big a cube looks here (camera height and angle), within
     # what the geometry allows.
-    singles = [b.area for b in found if 0.6 * cube_area < b.area < 1.4 * cube_area and not b.weak]
+    singles = [b.area for b in candidates
+               if 0.6 * cube_area < b.area < 1.4 * cube_area and not b.weak]
     if len(singles) >= 3:
-        cube_area = float(np.clip(np.median(singles), 0.75 * cube_area, 1.3 * cube_area))
+        cube_area = float(np.clip(np.median(singles), 0.7 * cube_area, 1.3 * cube_area))
+    found = [b for b in candidates if not b.weak or _cube_shaped(b, cube_area)]
 
     cubes: list[dict] = []
     for b in found:
@@ -248,7 +248,7 @@ def _thinnest(b) -> float:
 
 def _cube_shaped(b, cube_area: float) -> bool:
     """A faint blob counts only if it is the size and shape of one or two cubes."""
-    if not 0.6 * cube_area <= b.area <= 2.4 * cube_area:
+    if not 0.5 * cube_area <= b.area <= 2.4 * cube_area:
         return False
     contours, _ = cv2.findContours(b.mask.astype(np.uint8), cv2.RETR_EXTERNAL,
                                    cv2.CHAIN_APPROX_SIMPLE)

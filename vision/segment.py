@@ -35,6 +35,8 @@ CHROMA_STEP = 0.22
 # The weak test: any change of lightness by this factor, or of colour by this log ratio.
 WEAK_LIGHT = 1.22
 WEAK_CHROMA = 0.08
+# Linear light above which a channel of the floor model is taken as saturated (sRGB ~245).
+SATURATED = 0.9
 # Linear-light offset in the log ratios: keeps sensor noise in dark corners from looking like
 # change (a few grey levels out of 255 in the dark).
 NOISE_FLOOR = 0.01
@@ -74,14 +76,20 @@ def shadow_direction(bg_lin: np.ndarray, floor_box: tuple[int, int, int, int]) -
 
 
 def _log_change(
-    rect_lin: np.ndarray, bg_lin: np.ndarray, shade: np.ndarray | None = None
+    rect_lin: np.ndarray,
+    bg_lin: np.ndarray,
+    shade: np.ndarray | None = None,
+    clipped: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lightness change, colour change) of frame over floor, in log ratios.
 
     Lightness change is measured along the shadow direction ``shade`` (grey if None): a
-    shadow is pure lightness change; colour change is what is left, largest channel.
+    shadow is pure lightness change; colour change is what is left, largest channel. A channel
+    that is saturated in both frame and floor (``clipped``) says nothing and counts as unchanged.
     """
     lr = np.log(rect_lin + NOISE_FLOOR) - np.log(bg_lin + NOISE_FLOOR)
+    if clipped is not None:
+        lr[clipped] = 0.0
     d = np.ones(3, np.float32) if shade is None else shade
     t = (lr @ d) / float(d @ d)
     chroma = np.abs(lr - t[..., None] * d).max(axis=2)
@@ -142,7 +150,8 @@ def cube_masks(
     """
     rect_lin = to_linear(rect)
     shade = shadow_direction(bg_lin, floor_box)
-    m, chroma = _log_change(rect_lin, bg_lin, shade)
+    clipped = (rect >= 250) & (bg_lin >= SATURATED)
+    m, chroma = _log_change(rect_lin, bg_lin, shade, clipped)
     strong = (chroma > CHROMA_STEP) | (m < np.log(SHADOW_FLOOR)) | (m > np.log(BRIGHT_CEIL))
     weak = (chroma > WEAK_CHROMA) | (m > np.log(WEAK_LIGHT))
     x0, y0, x1, y1 = floor_box
