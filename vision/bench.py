@@ -77,6 +77,7 @@ class Tally:
         self.ms: list[float] = []
         self.wrong_files: list[str] = []
         self.wrong_flagged = 0  # wrong readings that said they were unsure
+        self.right_flagged = 0  # right readings that asked anyway
 
     def add(self, label, reading, ms, width):
         self.n += 1
@@ -90,6 +91,8 @@ class Tally:
         if not ok:
             self.wrong_files.append(label["file"])
             self.wrong_flagged += bool(reading.uncertain)
+        else:
+            self.right_flagged += bool(reading.uncertain)
         truth = [t for t in label["cubes"] if t["in_tray"]]
         pred = [(c.colour, c.x, c.y) for c in reading.cubes]
         matched, used_p, used_t = _match(pred, truth, MATCH_RADIUS_FRAC * width)
@@ -109,7 +112,8 @@ class Tally:
             f"{title}: exact {self.exact}/{self.n} = {100.0 * self.exact / max(self.n, 1):.1f} % | "
             f"errors: missed {self.missed}, extra {self.extra}, wrong colour {self.wrong}, "
             f"failed {self.failed} | wrong but flagged unsure {self.wrong_flagged}/"
-            f"{self.n - self.exact - self.failed} | "
+            f"{self.n - self.exact - self.failed}, right but flagged {self.right_flagged}/"
+            f"{self.exact} | "
             f"ms median {np.median(ms):.1f} p95 {np.percentile(ms, 95):.1f}"
         ]
         return lines
@@ -168,6 +172,7 @@ def run(folder: Path, split: str, verbose: bool) -> list[str]:
             both.wrong += t.wrong
             both.failed += t.failed
             both.wrong_flagged += t.wrong_flagged
+            both.right_flagged += t.right_flagged
             both.confusion += t.confusion
             both.ms += t.ms
         lines += both.report(f"{'all':<7} {name}")

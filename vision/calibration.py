@@ -108,7 +108,7 @@ def calibrate_from_drop(
     unknown = set(contents) - set(COLOURS)
     if unknown:
         raise VisionError(f"unknown colour in the drop's contents: {sorted(unknown)}")
-    _, cubes = measure_cubes(image, reference, calibration=cal)
+    _, cubes, _ = measure_cubes(image, reference, calibration=cal)
     want = sum(int(v) for v in contents.values())
     if len(cubes) != want:
         raise VisionError(

@@ -127,12 +127,16 @@ def _check_inputs(image, reference, calibration):
     return image, reference
 
 
-def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView, list[dict]]:
+def measure_cubes(
+    image, reference=None, *, calibration=None
+) -> tuple[TrayView, list[dict], list[str]]:
     """Find the cube-sized things on the floor and measure each one's colour against the floor.
 
-    Returns the tray view and one dict per cube: ``ratio`` (linear BGR over the floor, scaled
-    to a pale print), ``xy`` (input-image pixels), ``ambiguous`` (a blob whose cube count or
-    existence is unsure). Colour naming is left to the caller (``count_cubes``, calibration).
+    Returns the tray view, one dict per cube: ``ratio`` (linear BGR over the floor, scaled
+    to a pale print), ``xy`` (input-image pixels), ``ambiguous`` and ``why`` ("split": a blob
+    whose cube count is unsure, "faint": barely differs from the floor, "edge": partly beyond
+    the floor's outline), and notes in words about what could not be read. Colour naming is
+    left to the caller (``count_cubes``, calibration).
     """
     image, reference = _check_inputs(image, reference, calibration)
     view = _view_for(image, reference, calibration)
@@ -150,6 +154,7 @@ def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView,
     # tower's mouth lies mostly beyond it.
     x0, y0, x1, y1 = view.floor_box
     candidates = []
+    notes: list[str] = []
     for b in blobs(strong, weak):
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         if inside < 0.5:
@@ -157,7 +162,14 @@ def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView,
         if _thinnest(b) < 0.45 * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         if reference is None and _along_edge(b, view.floor_box) > 2.5 * view.px_per_cm:
-            continue  # a wall band the outline let in: no floor model knows the walls' light
+            # a wall band the outline let in: no floor model knows the walls' light; cubes
+            # lying along that wall may be hidden in it
+            if b.area > 1.5 * cube_area:
+                x, y = view.rect_to_image(np.array([b.centroid]))[0]
+                notes.append(f"the tray's edge near ({x:.0f}, {y:.0f}) could not be read "
+                             "(a wall, or cubes against it?)")
+            continue
+        b.edge = inside < 0.8  # partly beyond the floor's outline: in the tray or on its rim?
         candidates.append(b)
     # The frame's own lone cubes say how big a cube looks here (camera height and angle), within
     # what the geometry allows.
@@ -173,7 +185,13 @@ def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView,
         if b.weak and est < 0.5:
             continue  # a faint small change: a crumb of shadow, not a cube
         n = max(1, round(est))
-        ambiguous = (n > 1 and abs(est - n) > 0.35) or est < 0.45 or b.weak
+        why = None
+        if (n > 1 and abs(est - n) > 0.35) or est < 0.45:
+            why = "split"
+        elif b.weak:
+            why = "faint"
+        elif b.edge:
+            why = "edge"
         for m in split_blob(b, n):
             ys, xs = np.nonzero(m)
             if len(xs) == 0:
@@ -186,17 +204,18 @@ def measure_cubes(image, reference=None, *, calibration=None) -> tuple[TrayView,
             cubes.append({
                 "ratio": np.median(top, axis=0),
                 "xy": (float(x), float(y)),
-                "ambiguous": ambiguous,
+                "ambiguous": why is not None,
+                "why": why,
             })
-    return view, cubes
+    return view, cubes, notes
 
 
 def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> TrayReading:
     """Count the cubes in the tray, by colour. See the module docstring for the pipeline."""
     bounds = _bounds(bounds)
-    _, cubes = measure_cubes(image, reference, calibration=calibration)
+    _, cubes, notes = measure_cubes(image, reference, calibration=calibration)
     model = calibration.colours if calibration is not None else ColourModel.default()
-    warnings: list[str] = []
+    warnings: list[str] = list(notes)
     gains = model.fit_print(np.array([c["ratio"] for c in cubes])) if cubes else np.ones(3)
     for c in cubes:
         c["lab"] = lab_from_linear(c["ratio"][None] / gains)[0]
@@ -215,8 +234,14 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         unsure = conf < UNSURE_BELOW
         if unsure:
             second = COLOURS[int(np.argsort(c["p"])[-2])]
-            if c["ambiguous"]:
+            if c["why"] == "split":
                 warnings.append(f"a blob near ({x:.0f}, {y:.0f}) could not be split with certainty")
+            elif c["why"] == "faint":
+                warnings.append(f"something faint near ({x:.0f}, {y:.0f}) may be a {COLOURS[k]} "
+                                "cube or a shadow")
+            elif c["why"] == "edge":
+                warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tray's "
+                                "edge: in the tray or on its rim?")
             else:
                 warnings.append(
                     f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]} but could be {second}"

@@ -39,7 +39,7 @@ def collect(folder: Path, sessions=DEV_SESSIONS) -> list[tuple[int, list[tuple[s
         refs.setdefault(sess, load_image(folder / sess / "empty.jpg"))
         img = load_image(folder / label["file"])
         try:
-            _, cubes = measure_cubes(img, refs[sess])
+            _, cubes, _ = measure_cubes(img, refs[sess])
         except VisionError:
             continue
         truth = [t for t in label["cubes"]

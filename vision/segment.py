@@ -51,6 +51,7 @@ class Blob:
     centroid: tuple[float, float]
     bbox: tuple[int, int, int, int]
     weak: bool = False  # found only by the weak test
+    edge: bool = False  # partly beyond the floor's outline
 
 
 def shadow_direction(bg_lin: np.ndarray, floor_box: tuple[int, int, int, int]) -> np.ndarray:
