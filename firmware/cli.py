@@ -160,14 +160,23 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"cubetower serve: {exc}", file=sys.stderr)
         return 2
     print(f"camera: {device.source.name}; data: {config.data_path}", flush=True)
+    try:
+        server = waitress.create_server(
+            device.app(),
+            host=config.server.host,
+            port=config.server.port,
+            threads=config.server.threads,
+            channel_timeout=30,
+        )
+    except OSError as exc:
+        device.stop()
+        print(
+            f"cubetower serve: cannot listen on {config.server.host}:{config.server.port} "
+            f"({exc.strerror or exc}); is cubetower already running? try --port",
+            file=sys.stderr,
+        )
+        return 2
     device.start()
-    server = waitress.create_server(
-        device.app(),
-        host=config.server.host,
-        port=config.server.port,
-        threads=config.server.threads,
-        channel_timeout=30,
-    )
     print_url(config.server.host, server.effective_port)
 
     def shut_down(signum, _frame):

@@ -8,6 +8,7 @@ libraries are imported inside their source only, so a laptop without them runs e
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -227,6 +228,8 @@ class PiCameraSource(FrameSource):
     picamera2's "RGB888" format is stored B, G, R in memory: exactly what OpenCV expects.
     """
 
+    RESTART_AFTER_FAILURES = 5
+
     def __init__(self, size: tuple[int, int] = CAPTURE_SIZE, camera_num: int = 0):
         try:
             from picamera2 import Picamera2
@@ -242,22 +245,44 @@ class PiCameraSource(FrameSource):
                 "`rpicam-hello --list-cameras` should list it)"
             )
         self.name = f"Pi camera {camera_num}"
+        self._factory = Picamera2
+        self._size = tuple(size)
+        self._camera_num = camera_num
+        self._camera = self._start()
+        self._counter = 0
+        self._failures = 0
+
+    def _start(self):
         try:
-            self._camera = Picamera2(camera_num)
-            config = self._camera.create_video_configuration(
-                main={"size": tuple(size), "format": "RGB888"}
+            camera = self._factory(self._camera_num)
+            config = camera.create_video_configuration(
+                main={"size": self._size, "format": "RGB888"}
             )
-            self._camera.configure(config)
-            self._camera.start()
+            camera.configure(config)
+            camera.start()
         except Exception as exc:  # picamera2 raises a mix of RuntimeError/IndexError/OSError
             raise SourceError(f"the Pi camera would not start: {exc}") from exc
-        self._counter = 0
+        return camera
+
+    def _restart(self) -> None:
+        """A camera that stopped answering (loose ribbon, driver hiccup): start it afresh."""
+        with contextlib.suppress(Exception):
+            self.close()
+        try:
+            self._camera = self._start()
+        except SourceError as exc:
+            raise FrameError(f"Pi camera lost: {exc}") from exc
 
     def read(self) -> Frame:
         try:
             image = self._camera.capture_array("main")
         except Exception as exc:
+            self._failures += 1
+            if self._failures >= self.RESTART_AFTER_FAILURES:
+                self._failures = 0
+                self._restart()
             raise FrameError(f"the Pi camera gave no frame: {exc}") from exc
+        self._failures = 0
         self._counter += 1
         return Frame(np.ascontiguousarray(image[:, :, :3]), f"pi-{self._counter}", time.time())
 

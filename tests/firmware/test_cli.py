@@ -123,3 +123,18 @@ def test_lan_addresses_leave_out_loopback():
     from firmware.cli import lan_addresses
 
     assert all(not a.startswith("127.") for a in lan_addresses())
+
+
+def test_serve_on_a_busy_port_is_a_clear_error(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        status = main(
+            ["serve", "--source", "demo", "--host", "127.0.0.1", "--port", str(port),
+             "--data-dir", str(tmp_path)]
+        )
+    assert status == 2
+    assert "cannot listen" in capsys.readouterr().err

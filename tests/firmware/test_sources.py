@@ -138,8 +138,9 @@ def test_picamera_without_the_library_gives_install_advice(monkeypatch):
         PiCameraSource()
 
 
-def fake_picamera2(cameras):
+def fake_picamera2(cameras, failures=0):
     calls = []
+    broken = [failures]
 
     class Picamera2:
         @staticmethod
@@ -160,6 +161,9 @@ def fake_picamera2(cameras):
             calls.append(("start",))
 
         def capture_array(self, stream):
+            if broken[0] > 0:
+                broken[0] -= 1
+                raise RuntimeError("camera timed out")
             return np.zeros((648, 1152, 3), np.uint8)
 
         def stop(self):
@@ -200,3 +204,15 @@ def test_demo_pictures_are_shipped_in_the_package():
     assert (DEMO_DIR / "empty.jpg").is_file()
     assert shutil.disk_usage(DEMO_DIR)  # the folder is real, not a link into ../shared
     assert not DEMO_DIR.is_symlink()
+
+
+def test_picamera_source_restarts_a_camera_that_stopped_answering(monkeypatch):
+    failures = PiCameraSource.RESTART_AFTER_FAILURES
+    module, calls = fake_picamera2([{"Model": "imx708"}], failures=failures)
+    monkeypatch.setitem(sys.modules, "picamera2", module)
+    source = PiCameraSource()
+    for _ in range(PiCameraSource.RESTART_AFTER_FAILURES):
+        with pytest.raises(FrameError, match="no frame"):
+            source.read()
+    assert [c[0] for c in calls].count("start") == 2  # started again
+    assert source.read().image.shape == (648, 1152, 3)
