@@ -181,32 +181,7 @@ def measure_cubes(
 
     cubes: list[dict] = []
     for b in found:
-        est = b.area / cube_area
-        if b.weak and est < 0.5:
-            continue  # a faint small change: a crumb of shadow, not a cube
-        n = max(1, round(est))
-        why = None
-        if (n > 1 and abs(est - n) > 0.35) or est < 0.45:
-            why = "split"
-        elif b.weak:
-            why = "faint"
-        elif b.edge:
-            why = "edge"
-        for m in split_blob(b, n):
-            ys, xs = np.nonzero(m)
-            if len(xs) == 0:
-                continue
-            ratio = floor_ratio(rect_lin[ys, xs], bg_lin[ys, xs])
-            # The faces towards the light (usually the top) carry the paint's colour best.
-            lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
-            top = ratio[lum >= np.median(lum)]
-            x, y = view.rect_to_image(np.array([[xs.mean(), ys.mean()]]))[0]
-            cubes.append({
-                "ratio": np.median(top, axis=0),
-                "xy": (float(x), float(y)),
-                "ambiguous": why is not None,
-                "why": why,
-            })
+        cubes += _cubes_in(b, cube_area, rect_lin, bg_lin, view)
     return view, cubes, notes
 
 
@@ -248,6 +223,38 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
                 )
         out.append(Cube(COLOURS[k], x, y, round(conf, 3), unsure))
     return TrayReading(tuple(out), tuple(warnings))
+
+
+def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
+    """The cubes in one single-coloured blob: how many (area), where, and their colour."""
+    est = b.area / cube_area
+    if b.weak and est < 0.5:
+        return []  # a faint small change: a crumb of shadow, not a cube
+    n = max(1, round(est))
+    why = None
+    if (n > 1 and abs(est - n) > 0.35) or est < 0.45:
+        why = "split"
+    elif b.weak:
+        why = "faint"
+    elif b.edge:
+        why = "edge"
+    out = []
+    for m in split_blob(b, n):
+        ys, xs = np.nonzero(m)
+        if len(xs) == 0:
+            continue
+        ratio = floor_ratio(rect_lin[ys, xs], bg_lin[ys, xs])
+        # The faces towards the light (usually the top) carry the paint's colour best.
+        lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+        top = ratio[lum >= np.median(lum)]
+        x, y = view.rect_to_image(np.array([[xs.mean(), ys.mean()]]))[0]
+        out.append({
+            "ratio": np.median(top, axis=0),
+            "xy": (float(x), float(y)),
+            "ambiguous": why is not None,
+            "why": why,
+        })
+    return out
 
 
 def _along_edge(b, box: tuple[int, int, int, int], near: int = 3) -> float:

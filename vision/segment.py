@@ -249,3 +249,4 @@ def split_blob(blob: Blob, n: int, seed: int = 0) -> list[np.ndarray]:
         m[ys[lab == j], xs[lab == j]] = True
         masks.append(m)
     return masks
+
