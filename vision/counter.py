@@ -24,6 +24,9 @@ from vision.tray import TrayView, find_tray, view_from_corners
 
 # Below this a cube is reported as uncertain.
 UNSURE_BELOW = 0.6
+# A cube's outline in the picture is widened by blur, JPEG and its contact shadow by about this
+# much (rectified px, i.e. 0.075 cm) all round.
+HALO_PX = 1.5
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
@@ -95,7 +98,8 @@ def _fingerprint(img: np.ndarray) -> tuple:
 
 def _view_for(image: np.ndarray, reference, calibration) -> TrayView:
     if calibration is not None and calibration.corners is not None:
-        return view_from_corners(calibration.corners)
+        h, w = image.shape[:2]
+        return view_from_corners(calibration.corners, image_size=(w, h))
     if reference is None:
         return find_tray(image)
     # The empty tray has no cubes on it: the better frame to find the tray in, and the same
@@ -173,15 +177,29 @@ def measure_cubes(
         candidates.append(b)
     # The frame's own lone cubes say how big a cube looks here (camera height and angle), within
     # what the geometry allows.
-    singles = [b.area for b in candidates
-               if 0.6 * cube_area < b.area < 1.4 * cube_area and not b.weak]
+    # Where the camera can be worked out from the outline, a cube's expected area depends on
+    # where it stands (an oblique camera sees more side the further away the cube is).
+    def expected(b) -> float:
+        f = view.cube_footprint(*b.centroid)
+        if f is None:
+            return cube_area
+        # plus a rim of HALO_PX all round: lens blur, JPEG and the contact shadow
+        return f + HALO_PX * 4.0 * np.sqrt(f)
+
+    for b in candidates:
+        b.expected = expected(b)
+    singles = [b.area / b.expected for b in candidates
+               if 0.6 * b.expected < b.area < 1.4 * b.expected and not b.weak]
+    scale = 1.0
     if len(singles) >= 3:
-        cube_area = float(np.clip(np.median(singles), 0.7 * cube_area, 1.3 * cube_area))
-    found = [b for b in candidates if not b.weak or _cube_shaped(b, cube_area)]
+        scale = float(np.clip(np.median(singles), 0.7, 1.4))
+    for b in candidates:
+        b.expected *= scale
+    found = [b for b in candidates if not b.weak or _cube_shaped(b, b.expected)]
 
     cubes: list[dict] = []
     for b in found:
-        cubes += _cubes_in(b, cube_area, rect_lin, bg_lin, view)
+        cubes += _cubes_in(b, b.expected, rect_lin, bg_lin, view)
     return view, cubes, notes
 
 

@@ -52,6 +52,7 @@ class Blob:
     bbox: tuple[int, int, int, int]
     weak: bool = False  # found only by the weak test
     edge: bool = False  # partly beyond the floor's outline
+    expected: float = 0.0  # area one cube standing here would cover, px
 
 
 def shadow_direction(bg_lin: np.ndarray, floor_box: tuple[int, int, int, int]) -> np.ndarray:

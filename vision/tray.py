@@ -47,6 +47,58 @@ class TrayView:
     px_per_cm: float
     auto: bool = True
     margin: int = 0  # px of wall/rim band kept around the floor in the rectified view
+    image_size: tuple[int, int] | None = None  # (width, height) of the frame, when known
+
+    def camera(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Pinhole camera (K, 3x4 [R|t] in cm) implied by the floor's outline, if sensible.
+
+        Principal point at the frame's centre, square pixels; the focal length is the one that
+        makes the outline a rectangle (``rectangle_aspect``), or a typical lens when the view
+        is too straight-on to tell. World: floor corner 0 at the origin, X along the long side,
+        Z up towards the camera, in cm.
+        """
+        if self.image_size is None:
+            return None
+        w, h = self.image_size
+        centre = (w / 2.0, h / 2.0)
+        _, f = rectangle_aspect(self.corners, centre)
+        if f is None or not 0.3 * w < f < 5 * w:
+            f = 1.6 * centre[0]
+        K = np.array([[f, 0, centre[0]], [0, f, centre[1]], [0, 0, 1.0]])
+        ppc, m = self.px_per_cm, self.margin
+        cm_to_rect = np.array([[ppc, 0, m], [0, ppc, m], [0, 0, 1.0]])
+        M = np.linalg.inv(K) @ self.to_image @ cm_to_rect
+        lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
+        r1, r2, t = M[:, 0] * lam, M[:, 1] * lam, M[:, 2] * lam
+        if (r1 * 8 + r2 * 5 + t)[2] < 0:  # the floor's middle must be in front of the camera
+            r1, r2, t = -r1, -r2, -t
+        r3 = np.cross(r1, r2)
+        R = np.stack([r1, r2, r3], axis=1)
+        if (-(R.T @ t))[2] < 0:  # +Z must point from the floor towards the camera
+            R[:, 2] = -r3
+        return K, np.hstack([R, t[:, None]])
+
+    def cube_footprint(self, x: float, y: float) -> float | None:
+        """Area (rectified px) that a 1 cm cube standing at rectified (x, y) covers when its
+        picture is mapped onto the floor plane: its top and the sides the camera sees."""
+        cam = self.camera()
+        if cam is None:
+            return None
+        K, Rt = cam
+        X, Y = (x - self.margin) / self.px_per_cm, (y - self.margin) / self.px_per_cm
+        areas = []
+        for deg in (0.0, 45.0):
+            a = np.radians(deg)
+            c, s_ = np.sqrt(0.5) * np.cos(a), np.sqrt(0.5) * np.sin(a)  # half a diagonal
+            base = [(X + c, Y + s_), (X - s_, Y + c), (X - c, Y - s_), (X + s_, Y - c)]
+            pts3 = np.array([(px, py, z, 1.0) for px, py in base for z in (0.0, 1.0)]).T
+            img = K @ Rt @ pts3
+            if np.any(img[2] <= 0):
+                return None
+            uv = (img[:2] / img[2]).T.reshape(-1, 1, 2)
+            rect = cv2.perspectiveTransform(uv, self.to_rect).reshape(-1, 2).astype(np.float32)
+            areas.append(cv2.contourArea(cv2.convexHull(rect)))
+        return float(np.mean(areas))
 
     @property
     def floor_box(self) -> tuple[int, int, int, int]:
@@ -84,7 +136,12 @@ def order_corners(pts: np.ndarray) -> np.ndarray:
 
 
 def view_from_corners(
-    corners, *, px_per_cm: float = PX_PER_CM, auto: bool = False, margin_cm: float = MARGIN_CM
+    corners,
+    *,
+    px_per_cm: float = PX_PER_CM,
+    auto: bool = False,
+    margin_cm: float = MARGIN_CM,
+    image_size: tuple[int, int] | None = None,
 ) -> TrayView:
     """Build the top-down mapping from four floor corners (any order) in image pixels.
 
@@ -106,7 +163,8 @@ def view_from_corners(
     dst = np.float32([[m, m], [m + w - 1, m], [m + w - 1, m + h - 1], [m, m + h - 1]])
     to_rect = cv2.getPerspectiveTransform(pts, dst)
     to_image = cv2.getPerspectiveTransform(dst, pts)
-    return TrayView(pts, to_rect, to_image, (w + 2 * m, h + 2 * m), px_per_cm, auto, m)
+    size = (w + 2 * m, h + 2 * m)
+    return TrayView(pts, to_rect, to_image, size, px_per_cm, auto, m, image_size)
 
 
 def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
@@ -363,4 +421,6 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
         raise VisionError("tray not found: no tray-sized outline")
     if best[0][0] > 25:
         raise VisionError("tray not found: the outline found is not a tray's shape")
-    return view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True)
+    return view_from_corners(
+        best[1] / scale, px_per_cm=px_per_cm, auto=True, image_size=(w, h)
+    )
