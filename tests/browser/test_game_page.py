@@ -1,6 +1,7 @@
 """The game on the phone page: a real headless Chromium against the real waitress server."""
 
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -70,7 +71,14 @@ class Phone:
         return self.page.text_content(f"#{table} tr.{row} td[data-player='{player}']").strip()
 
     def shot(self, name):
+        """A phone-size picture of the whole page; CUBETOWER_TILES=1 also cuts it into screens."""
         self.page.screenshot(path=str(SHOTS / f"cubetower-{name}.png"), full_page=True)
+        if os.environ.get("CUBETOWER_TILES"):
+            height = self.page.evaluate("document.documentElement.scrollHeight")
+            for i, top in enumerate(range(0, height, PHONE["height"] - 60)):
+                self.page.evaluate(f"window.scrollTo(0, {top})")
+                self.page.screenshot(path=str(SHOTS / f"cubetower-{name}-{i}.png"))
+            self.page.evaluate("window.scrollTo(0, 0)")
 
     def close(self):
         assert self.errors == []
@@ -143,6 +151,7 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
     phase = state["phase"]
     assert phone.title() == f"Phase {phase} (round 1): drop the cubes"
     assert phone.locator(f"text=Use this reading for the {phase} phase").count() == 1
+    assert "already used" in phone.text_content("#now-reading .used")  # the set-up drop's
     phone.shot("tray")
 
     # The phase's drop, counts edited by hand (within what the tower holds).
@@ -182,23 +191,21 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
 
 def test_a_refused_command_shows_the_servers_message(served, browser):
     url, _, device = served
-    snap = device.table.new_game(["Ada", "Ben"])
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 0}):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    snap = to_actions(device.table)
     phone = Phone(browser, url)
-    phone.wait_title("Phase blue (round 1): drop the cubes")
-    phone.click("button.edit-counts")
-    form = phone.locator(".counts-form")
-    set_counts(form, {"blue": 40})
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='blue']")
+    form = phone.locator(".action-form")
+    for i, island in enumerate(("A", "B", "C")):
+        if i:
+            form.locator("text=+ Add a trading post").click()
+        form.locator("input.island").nth(i).fill(island)
     form.locator("button[type=submit]").click()
-    refusal = form.locator("xpath=..").locator(".refusal")
+    refusal = form.locator(".refusal")  # right under the button pressed
     refusal.wait_for()
-    inside = snap["state"]["cubes"]["tower"]["blue"]
-    assert refusal.text_content() == (
-        f"the tray cannot hold 40 blue but only {inside} inside the tower"
-    )
+    assert refusal.text_content() == "Ada has 2 ships: at most 2 trading posts per action"
     assert game(url, phone)["seq"] == snap["seq"]  # nothing was written
+    assert phone.title() == "Ada's turn"
     phone.shot("refused")
     phone.close()
 

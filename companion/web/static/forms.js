@@ -65,11 +65,12 @@ window.CT = window.CT || {};
   CT.intOf = intOf;
 
   // The counts editor: one row per colour with - / number / + ; value() gives {colour: n}.
-  CT.countsEditor = function countsEditor(initial, max) {
+  CT.countsEditor = function countsEditor(initial, bounds) {
     const inputs = {};
     const rows = COLOURS.map((colour) => {
+      const limit = bounds && bounds[colour] !== undefined ? bounds[colour] : null;
       const input = numberInput({
-        max: max || 49, value: (initial && initial[colour]) || 0, "aria-label": `${colour} cubes`,
+        max: limit === null ? 49 : limit, value: (initial && initial[colour]) || 0, "aria-label": `${colour} cubes`,
         dataset: { colour }, class: "count-input",
       });
       inputs[colour] = input;
@@ -78,7 +79,8 @@ window.CT = window.CT || {};
         input.dispatchEvent(new Event("input"));
       };
       return el("div", { class: "count-row" },
-        CT.swatch(colour), el("span", { class: "name", text: colour }),
+        CT.swatch(colour), el("span", { class: "name" }, colour,
+          limit === null ? null : el("small", { class: "limit", text: ` ≤ ${limit}`, title: `${limit} ${colour} inside the tower` })),
         el("button", { type: "button", class: "step", "aria-label": `one ${colour} less`, text: "−", onclick: step(-1) }),
         input,
         el("button", { type: "button", class: "step", "aria-label": `one ${colour} more`, text: "+", onclick: step(1) }));
@@ -102,8 +104,8 @@ window.CT = window.CT || {};
   };
 
   // A counts editor inside a small form with a submit button: onSubmit(counts, button).
-  CT.countsForm = function countsForm(initial, submitText, onSubmit, onCancel) {
-    const editor = CT.countsEditor(initial);
+  CT.countsForm = function countsForm(initial, submitText, onSubmit, onCancel, bounds) {
+    const editor = CT.countsEditor(initial, bounds);
     const submit = el("button", { type: "submit", class: "cmd primary", text: submitText });
     const form = el("form", { class: "sub-form counts-form" }, editor.node,
       el("div", { class: "button-row" }, submit,

@@ -45,6 +45,7 @@ window.CT = window.CT || {};
     const note = el("p", { class: "refusal", role: "alert", text: message });
     const anchor = (near && (near.closest(".button-row") || near)) || $("now-body");
     if (anchor.isConnected) anchor.after(note); else $("now-body").prepend(note);
+    note.scrollIntoView({ block: "nearest" });
   }
 
   function notice(message) {
@@ -120,8 +121,27 @@ window.CT = window.CT || {};
     return box;
   }
 
+  // The event number of the latest reading in force if it has exactly these counts (else null).
+  function usedReading(counts) {
+    if (!shown || !shown.history) return null;
+    for (let i = shown.history.length - 1; i >= 0; i--) {
+      const h = shown.history[i];
+      if (!h.in_force || !(READINGS.includes(h.type) || h.type === "tray_corrected")) continue;
+      const text = h.type === "tray_corrected" ? h.text.replace(/^.*corrected to /, "") : h.text;
+      const then = countsFromText(text);
+      const same = COLOURS.every((c) => (then[c] || 0) === (counts[c] || 0));
+      return same ? (h.type === "tray_corrected" ? Number(h.text.match(/#(\d+)/)[1]) : h.n) : null;
+    }
+    return null;
+  }
+
+  function goodReading(tray) {
+    return !!(tray.frame_id && !tray.error);
+  }
+
   function fillReading(box) {
     const tray = trayNow();
+    for (const button of document.querySelectorAll("button.use-reading")) setOff(button, !goodReading(tray));
     const counts = el("ul", { class: "mini-counts" },
       COLOURS.filter((c) => (tray.counts[c] || 0) > 0).map((c) =>
         el("li", {}, CT.swatch(c), ` ${tray.counts[c]} ${c}`)));
@@ -130,6 +150,10 @@ window.CT = window.CT || {};
     else {
       parts.push(el("p", { class: "muted", text: `Latest reading: ${tray.total} cube${tray.total === 1 ? "" : "s"}` }));
       if (tray.total) parts.push(counts);
+    }
+    const used = goodReading(tray) && tray.total ? usedReading(tray.counts) : null;
+    if (used) {
+      parts.push(el("p", { class: "alert used", text: `Same counts as the reading already used (#${used}): is this a new drop? If the cubes are still falling, wait for the next reading.` }));
     }
     if (tray.error) parts.push(el("p", { class: "alert", text: `The last picture could not be read: ${tray.error}` }));
     else if (tray.uncertain) {
@@ -143,17 +167,18 @@ window.CT = window.CT || {};
     if (box) fillReading(box);
   };
 
-  function readingPanel(title, intro, kind, useText) {
+  function readingPanel(title, intro, kind, useText, bounds) {
     const holder = el("div", { class: "form-holder" });
     const use = bigButton(useText, (e) => {
       const tray = trayNow();
-      if (!tray.frame_id || tray.error) { refuse(e.currentTarget, "There is no good tray reading to use: read the tray or enter the counts by hand."); return; }
+      if (!goodReading(tray)) { refuse(e.currentTarget, "There is no good tray reading to use: read the tray or enter the counts by hand."); return; }
       send({ type: kind, tray: tray.counts }, e.currentTarget);
     }, "primary use-reading");
+    setOff(use, !goodReading(trayNow()));
     const edit = el("button", {
       type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? "Enter counts by hand" : "Edit the counts first",
-      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, useText.replace("Use this reading", "Use these counts"),
-        (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren())),
+      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, useText.replace(/Use this (tray )?reading/, "Use these counts"),
+        (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren(), bounds)),
     });
     return panel(title, intro ? el("p", { text: intro }) : null, readingSummary(),
       el("div", { class: "button-row" }, use, edit), holder);
@@ -215,9 +240,12 @@ window.CT = window.CT || {};
     }
     const order = el("ol", { class: "phase-order" }, (state.phase_order || []).map((name) =>
       el("li", { class: name === player ? "now" : (state.acted || []).includes(name) ? "done" : "" }, name)));
+    const n = (offer.actions || []).length;
     return panel(null,
       el("p", { class: "offer-line" }, colourName(state.phase),
-        ` phase: ${(offer.actions || []).length} action${(offer.actions || []).length === 1 ? "" : "s"}, ${offer.ap} AP or ${offer.gold} gold · ${player} has ${me.gold} gold`),
+        ` phase: ${n} action${n === 1 ? "" : "s"} on offer, ${offer.ap} AP or ${offer.gold} gold.`),
+      el("p", { class: "offer-line muted" }, `${player} has ${me.gold} gold`
+        + (opts && opts.gold_to_buy_ap ? ` (may buy up to ${opts.gold_to_buy_ap} AP)` : "") + "."),
       order,
       el("div", { class: "choices" }, choices),
       el("div", { class: "button-row" }, extras),
@@ -290,12 +318,12 @@ window.CT = window.CT || {};
       if (expects.includes("setup_drop_read")) {
         out.push(readingPanel("Drop all 49 cubes into the tower",
           "Put all 49 cubes into the tower at once; the cubes that fall out go to the storage spaces.",
-          "setup_drop_read", "Use this tray reading"));
+          "setup_drop_read", "Use this tray reading", state.vision_bounds));
       }
       if (expects.includes("pirate_revealed")) out.push(pirateCard(state));
     } else if (state.stage === "tray") {
       out.push(readingPanel(null, `Drop the ${state.phase} storage cubes (and any cubes waiting in the tray) into the tower.`,
-        "tray_read", `Use this reading for the ${state.phase} phase`));
+        "tray_read", `Use this reading for the ${state.phase} phase`, state.vision_bounds));
       out.push(bumpPanel());
     } else if (state.stage === "actions") {
       out.push(actionsCard(game));
@@ -323,7 +351,8 @@ window.CT = window.CT || {};
       type: "button", class: "secondary small bump",
       text: "Cubes fell out early (bump)",
       onclick: () => openIn(holder, CT.countsForm(trayNow().counts, "Record the bumped cubes",
-        (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren())),
+        (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren(),
+        shown && shown.state.vision_bounds)),
     });
     return el("div", { class: "bump-box" }, open, holder);
   }
@@ -450,7 +479,9 @@ window.CT = window.CT || {};
     const ps = players.map((n) => byName[n]);
     const tokens = (p) => {
       const list = el("span", { class: "tokens" });
-      for (const t of p.progress_tokens) list.append(el(t.used ? "s" : "span", { text: t.name, title: CT.TOKEN_TEXT[t.name] || t.name }), " ");
+      for (const t of p.progress_tokens) {
+        list.append(el(t.used ? "s" : "span", { class: "token", text: t.name, title: CT.TOKEN_TEXT[t.name] || t.name }));
+      }
       if (!p.progress_tokens.length) list.textContent = "—";
       return list;
     };
@@ -545,7 +576,7 @@ window.CT = window.CT || {};
     $("more").hidden = noGame;
     document.body.dataset.stage = noGame ? "none" : game.state.stage;
     document.body.dataset.seq = noGame ? "" : game.seq;
-    if (previous && previous.id !== game.id) notice("");
+    if (previous && !force) notice(""); // an older "another phone" note no longer applies
     if (noGame) {
       $("game-title").textContent = "";
       $("now-title").textContent = "New game";
@@ -568,6 +599,7 @@ window.CT = window.CT || {};
     renderTower(state);
     renderPlayers(game);
     renderLog(game);
+    CT.onTray();
     if (busy) setBusy(true); // freshly drawn buttons stay disabled while a request is out
   }
   CT.render = render;
