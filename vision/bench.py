@@ -74,14 +74,16 @@ class Tally:
         self.wrong = 0
         self.failed = 0
         self.confusion = np.zeros((len(COLOURS), len(COLOURS)), int)
-        self.ms: list[float] = []
+        self.ms: list[float] = []  # wall clock
+        self.cpu: list[float] = []  # this thread's CPU time (other load on the machine aside)
         self.wrong_files: list[str] = []
         self.wrong_flagged = 0  # wrong readings that said they were unsure
         self.right_flagged = 0  # right readings that asked anyway
 
-    def add(self, label, reading, ms, width):
+    def add(self, label, reading, ms, width, cpu_ms=None):
         self.n += 1
         self.ms.append(ms)
+        self.cpu.append(ms if cpu_ms is None else cpu_ms)
         if reading is None:
             self.failed += 1
             self.wrong_files.append(label["file"] + " (error)")
@@ -108,13 +110,15 @@ class Tally:
 
     def report(self, title: str) -> list[str]:
         ms = np.array(self.ms) if self.ms else np.zeros(1)
+        cpu = np.array(self.cpu) if self.cpu else np.zeros(1)
         lines = [
             f"{title}: exact {self.exact}/{self.n} = {100.0 * self.exact / max(self.n, 1):.1f} % | "
             f"errors: missed {self.missed}, extra {self.extra}, wrong colour {self.wrong}, "
             f"failed {self.failed} | wrong but flagged unsure {self.wrong_flagged}/"
             f"{self.n - self.exact - self.failed}, right but flagged {self.right_flagged}/"
             f"{self.exact} | "
-            f"ms median {np.median(ms):.1f} p95 {np.percentile(ms, 95):.1f}"
+            f"ms median {np.median(ms):.1f} p95 {np.percentile(ms, 95):.1f} "
+            f"(cpu {np.median(cpu):.1f} / {np.percentile(cpu, 95):.1f})"
         ]
         return lines
 
@@ -144,6 +148,7 @@ def run(folder: Path, split: str, verbose: bool) -> list[str]:
         for mode in ("ref", "noref"):
             ref = refs[sess] if mode == "ref" else None
             t0 = time.perf_counter()
+            c0 = time.thread_time()
             try:
                 reading = count_cubes(img, ref)
             except VisionError as exc:
@@ -151,7 +156,8 @@ def run(folder: Path, split: str, verbose: bool) -> list[str]:
                 if verbose:
                     print(f"  {label['file']} [{mode}]: {exc}", file=sys.stderr)
             ms = 1000 * (time.perf_counter() - t0)
-            tallies[(part, mode)].add(label, reading, ms, img.shape[1])
+            cpu = 1000 * (time.thread_time() - c0)
+            tallies[(part, mode)].add(label, reading, ms, img.shape[1], cpu)
             if verbose and reading is not None and not _exact(reading.counts, label):
                 got = {c: v for c, v in reading.counts.items() if v}
                 want = {c: v for c, v in label["counts"].items() if v}
@@ -175,6 +181,7 @@ def run(folder: Path, split: str, verbose: bool) -> list[str]:
             both.right_flagged += t.right_flagged
             both.confusion += t.confusion
             both.ms += t.ms
+            both.cpu += t.cpu
         lines += both.report(f"{'all':<7} {name}")
         lines.append(f"per-colour confusion ({name}, cubes matched by position):")
         lines += ["  " + r for r in both.confusion_lines()]

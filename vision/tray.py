@@ -188,11 +188,16 @@ def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
 
 
 def _edges(small: np.ndarray) -> np.ndarray:
-    """Sharp edges in lightness or colour (Canny on each Lab channel of a blurred copy)."""
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2Lab)
-    e = cv2.Canny(lab[..., 0], 20, 50)
-    e |= cv2.Canny(lab[..., 1], 20, 50)
-    e |= cv2.Canny(lab[..., 2], 20, 50)
+    """Sharp edges in lightness or colour: Canny on luma and on the two chroma channels.
+
+    YCrCb rather than Lab: ten times cheaper here, and the chroma channels are doubled to be
+    about as sensitive as Lab's a and b.
+    """
+    ycc = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2YCrCb)
+    e = cv2.Canny(ycc[..., 0], 20, 50)
+    for ch in (1, 2):
+        c = cv2.convertScaleAbs(ycc[..., ch], alpha=2.0, beta=-128.0)
+        e |= cv2.Canny(c, 20, 50)
     return e
 
 
@@ -240,7 +245,9 @@ def _floor_by_edges(
     # not to be; the watershed gives everything else (the floor in a shadow, walls, cubes) to
     # whichever side it is joined to by the weaker edge.
     markers = np.zeros((h, w), np.int32)
-    markers[np.isin(labels, np.nonzero(border)[0]) & (labels > 0)] = 1
+    at_border = border > 0
+    at_border[0] = False
+    markers[at_border[labels]] = 1
     markers[labels == best] = 2
     if merge:
         # second opinion: large inner pieces beside the floor are floor too (a hard shadow
