@@ -318,3 +318,78 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     assert top.text_content().startswith(f"Reading of event #{target} corrected to")
     assert game(url, phone)["state"]["offer"]["actions"] == ["blue"]
     phone.close()
+
+
+def example_game(table, upto):
+    """The 4-player example game, its first ``upto`` events, through the table."""
+    events = [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
+    created, seated, *rest = events[:upto]
+    snap = table.new_game(seated["players"], created["name"])
+    for event in rest:
+        command = {k: v for k, v in event.items() if k != "v"}
+        snap = table.command(snap["id"], snap["seq"], command)
+    return snap
+
+
+def test_round_end_pirates_and_the_next_marker(served, browser):
+    url, _, device = served
+    snap = example_game(device.table, 41)
+    assert snap["state"]["stage"] == "round_end"
+    phone = Phone(browser, url)
+    strength = snap["state"]["pirates"]["strength"]
+    phone.wait_title(f"End round 1: pirates attack (strength {strength})")
+    phone.click("button.end-round")
+    phone.wait_for_function("document.body.dataset.stage === 'pirate'")
+    attack = game(url, phone)["state"]["pirates"]["last_attack"]
+    assert phone.text_content(".attack h3") == f"Pirates in round 1: strength {attack['strength']}"
+    assert phone.locator(".attack tbody tr").count() == 4
+    phone.shot("pirates")
+    phone.fill("#pirate-value", "3")
+    phone.click("text=Reveal this pirate marker")
+    phone.wait_for_function("document.body.dataset.stage === 'tray'")
+    assert phone.title().endswith("(round 2): drop the cubes")
+    phone.close()
+
+
+def test_more_cash_a_chest(served, browser):
+    url, _, device = served
+    snap = example_game(device.table, 78)
+    dan = next(p for p in snap["state"]["players"] if p["name"] == "Dan")
+    assert dan["treasure_chests"] == 1
+    phone = Phone(browser, url)
+    phone.wait_seq(snap["seq"])
+    phone.click("#more summary")
+    phone.click("button.chest[data-player='Dan']")
+    phone.wait_seq(snap["seq"] + 1)
+    assert phone.cell("players", "gold", "Dan") == str(min(12, dan["gold"] + 3))
+    assert phone.locator("button.chest[data-player='Dan']").count() == 0
+    phone.close()
+
+
+def test_brown_token_then_use_the_gold_token(served, browser):
+    url, _, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    for command in (
+        {"type": "setup_drop_read", "tray": SETUP_DROP},
+        {"type": "pirate_revealed", "value": 2},
+        {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "white": 1}},
+    ):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='brown']")
+    form = phone.locator(".action-form")
+    form.locator("text=+ Add a token").click()
+    form.locator("select.token-kind").select_option("gold5")
+    form.locator("button[type=submit]").click()
+    phone.wait_title("Ben's turn")
+    assert phone.text_content("#game-log li").startswith("Ada: Progress takes token(s) gold5")
+    assert "gold5" in phone.cell("players", "tokens", "Ada")
+    gold = int(phone.cell("players", "gold", "Ada"))
+    phone.click("#more summary")
+    phone.click("button.token-used[data-token='gold5']")
+    phone.wait_seq(snap["seq"] + 2)
+    assert int(phone.cell("players", "gold", "Ada")) == gold + 5
+    assert phone.locator("#players tr.tokens s").text_content() == "gold5"  # used
+    phone.shot("more")
+    phone.close()

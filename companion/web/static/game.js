@@ -15,6 +15,7 @@ window.CT = window.CT || {};
 
   let shown = null; // the GAME this phone shows
   let shownKey = null; // what the "what now" body was built for
+  let shownMoreKey = null;
   let busy = false;
   let newGameOpen = false;
 
@@ -227,7 +228,7 @@ window.CT = window.CT || {};
       onclick: () => openIn(holder, CT.actionForm(game, player, action,
         (command, button) => send(command, button), () => holder.replaceChildren())),
     }, CT.swatch(action.colour), el("span", { class: "action-name", text: action.name }),
-    el("span", { class: "via", text: action.via !== "tray" ? `via ${action.via}` : action.colour }),
+    action.via !== "tray" ? el("span", { class: "via", text: action.via === "white" ? "white cubes as joker" : "via green/red token" }) : null,
     el("b", { class: "ap", text: `${action.ap} AP` })));
     const extras = [];
     if (opts) {
@@ -497,7 +498,7 @@ window.CT = window.CT || {};
       ["Progress", (i) => `${ps[i].progress}${ps[i].progress_at_end ? " (end)" : ""}`],
       ["Special track", (i) => `${ps[i].special_track}${ps[i].special_at_end ? " (end)" : ""}`],
       ["Chests", (i) => ps[i].treasure_chests],
-      ["Tokens", (i) => tokens(ps[i])],
+      ["Tokens", (i) => tokens(ps[i]), "tokens"],
     ], state.turn);
     const islands = Object.entries(state.islands || {}).map(([name, isl]) =>
       `${name}${isl.big ? " (big)" : ""}${isl.completed ? " ✓" : ""}: ${Object.entries(isl.posts).map(([p, n]) => `${p} ${n}`).join(", ") || "no posts"}`);
@@ -557,10 +558,17 @@ window.CT = window.CT || {};
   }
 
   // --- render ------------------------------------------------------------------------------------
+  // The "what now" body is rebuilt only when what it shows changes, so a half-filled form
+  // survives another phone cashing a chest; "More" likewise.
   function situationKey(game) {
     const s = game.state;
     return JSON.stringify([game.id, s.stage, s.round, s.phase, s.turn, s.expects_events,
-      s.turn ? s.options[s.turn] : null, s.offer, s.pirates, s.setup_drop_read,
+      s.turn ? s.options[s.turn] : null, s.offer, s.pirates, s.setup_drop_read, s.cubes]);
+  }
+
+  function moreKey(game) {
+    const s = game.state;
+    return JSON.stringify([game.id, s.stage, s.setup_drop_read, s.cubes.tower,
       s.players.map((p) => [p.name, p.treasure_chests, p.progress_tokens])]);
   }
 
@@ -593,7 +601,11 @@ window.CT = window.CT || {};
       clearRefusals();
       $("now-body").replaceChildren(...nowBody(game).filter(Boolean));
       shownKey = key;
-      if (!newGameOpen) $("more-body").replaceChildren(...moreBody(game));
+    }
+    const more = moreKey(game);
+    if ((more !== shownMoreKey || force) && !newGameOpen) {
+      $("more-body").replaceChildren(...moreBody(game));
+      shownMoreKey = more;
     }
     renderUndo(game);
     renderTower(state);
