@@ -260,6 +260,13 @@ def test_two_phones_one_acts_the_other_follows_and_a_stale_one_is_told(served, b
     assert b.title() == "Cleo's turn"  # redrawn with the fresh game
     assert game(url, a)["seq"] == seq  # the stale press was not applied
     b.shot("stale")
+
+    a.click("button.gold-instead")  # while b is still offline
+    a.wait_seq(seq + 1)
+    b.evaluate("connect()")  # b reconnects: the snapshot brings it up to date
+    b.wait_seq(seq + 1)
+    assert b.title() == a.title()
+    assert b.is_hidden("#game-notice")
     a.close()
     b.close()
 
@@ -392,4 +399,26 @@ def test_brown_token_then_use_the_gold_token(served, browser):
     assert int(phone.cell("players", "gold", "Ada")) == gold + 5
     assert phone.locator("#players tr.tokens s").text_content() == "gold5"  # used
     phone.shot("more")
+    phone.close()
+
+
+def test_a_phase_drop_read_by_the_camera(served, browser):
+    url, frames, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 1}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url)
+    phone.wait_title("Phase blue (round 1): drop the cubes")
+    assert phone.locator("button.use-reading").is_disabled()  # nothing read yet
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
+    phone.wait_for_selector("button.use-reading:enabled", timeout=15000)
+    tray = phone.request.get(f"{url}/api/tray").json()
+    phone.click("button.use-reading")
+    phone.wait_seq(snap["seq"] + 1)
+    state = game(url, phone)["state"]
+    assert state["cubes"]["action_space"] == tray["counts"]
+    for colour, n in tray["counts"].items():
+        assert phone.text_content(f"[data-space='{colour}']") == str(n)
+    assert phone.locator("#game-log li").first.get_attribute("data-type") == "tray_read"
     phone.close()

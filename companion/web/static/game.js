@@ -74,6 +74,7 @@ window.CT = window.CT || {};
       }
       setBusy(false);
       refuse(near, data.error || `refused (${response.status})`);
+      if (!data.kind && shown && shown.id !== null) refresh(); // not the rules: maybe a new game
       return null;
     } catch (err) {
       setBusy(false);
@@ -82,6 +83,13 @@ window.CT = window.CT || {};
     } finally {
       if (busy) setBusy(false);
     }
+  }
+
+  async function refresh() {
+    try {
+      const response = await fetch("/api/game");
+      if (response.ok) render(await response.json());
+    } catch (err) { /* the stream will bring it */ }
   }
 
   async function send(command, near) {
@@ -279,6 +287,7 @@ window.CT = window.CT || {};
       el("div", { class: "button-row" }, button));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
+      if (!needProgress && !needSpecial) { send({ type: "final_scoring" }, button); return; }
       const players = {};
       for (const [name, fields] of Object.entries(inputs)) {
         const values = {};
