@@ -188,16 +188,11 @@ def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
 
 
 def _edges(small: np.ndarray) -> np.ndarray:
-    """Sharp edges in lightness or colour: Canny on luma and on the two chroma channels.
-
-    YCrCb rather than Lab: ten times cheaper here, and the chroma channels are doubled to be
-    about as sensitive as Lab's a and b.
-    """
-    ycc = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2YCrCb)
-    e = cv2.Canny(ycc[..., 0], 20, 50)
-    for ch in (1, 2):
-        c = cv2.convertScaleAbs(ycc[..., ch], alpha=2.0, beta=-128.0)
-        e |= cv2.Canny(c, 20, 50)
+    """Sharp edges in lightness or colour (Canny on each Lab channel of a blurred copy)."""
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2Lab)
+    e = cv2.Canny(lab[..., 0], 20, 50)
+    e |= cv2.Canny(lab[..., 1], 20, 50)
+    e |= cv2.Canny(lab[..., 2], 20, 50)
     return e
 
 
@@ -272,7 +267,9 @@ def _floor_by_edges(
     return filled
 
 
-def rectangle_aspect(quad: np.ndarray, centre: tuple[float, float]) -> tuple[float, float | None]:
+def rectangle_aspect(
+    quad: np.ndarray, centre: tuple[float, float], f_assumed: float | None = None
+) -> tuple[float, float | None]:
     """Long/short aspect of the rectangle whose perspective image is ``quad``, and the focal
     length that implies (None when the view is too nearly straight-on to tell).
 
@@ -289,12 +286,34 @@ def rectangle_aspect(quad: np.ndarray, centre: tuple[float, float]) -> tuple[flo
     f = None
     if abs(den) > 1e-12 and num / den > 0:
         f = float(np.sqrt(num / den))
-    # undetermined (no perspective along one axis): assume a typical lens, ~64 degrees across
-    ff = f if f is not None else 1.6 * float(centre[0])
+    # undetermined (no perspective along one axis): assume a lens, by default ~64 degrees across
+    ff = f if f is not None else (f_assumed or 1.6 * float(centre[0]))
     v1 = np.array([h1[0] / ff, h1[1] / ff, h1[2]])
     v2 = np.array([h2[0] / ff, h2[1] / ff, h2[2]])
     r = float(np.linalg.norm(v1) / max(np.linalg.norm(v2), 1e-12))
     return max(r, 1 / max(r, 1e-12)), f
+
+
+def _aspect_misfit(quad: np.ndarray, centre, width: float) -> float:
+    """How far a quad is from a 16 x 10 rectangle seen through some plausible pinhole lens.
+
+    When the outline fixes the focal length, that one; when it does not (perspective along one
+    axis only), the best of a range of lenses from very wide to long.
+    """
+    want = TRAY_CM[0] / TRAY_CM[1]
+    aspect, f = rectangle_aspect(quad, centre)
+    if f is not None:
+        miss = abs(np.log(aspect / want))
+        return miss + (0.0 if 0.3 * width < f < 5 * width else 0.5)
+    q = np.asarray(quad, np.float64).reshape(4, 2) - np.asarray(centre, np.float64)
+    unit = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
+    H = cv2.getPerspectiveTransform(unit, q.astype(np.float32)).astype(np.float64)
+    fs = np.geomspace(0.4 * width, 4 * width, 12)[:, None]
+    n1 = np.hypot(np.hypot(H[0, 0] / fs, H[1, 0] / fs), H[2, 0])
+    n2 = np.hypot(np.hypot(H[0, 1] / fs, H[1, 1] / fs), H[2, 1])
+    r = n1 / np.maximum(n2, 1e-12)
+    r = np.maximum(r, 1 / np.maximum(r, 1e-12))
+    return float(np.min(np.abs(np.log(r / want))))
 
 
 def _intersect_sides(lines, fallback: np.ndarray) -> np.ndarray:
@@ -378,10 +397,7 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         c2 = cand.reshape(-1, 1, 2)
         if not cv2.isContourConvex(c2) or cv2.contourArea(c2) < 0.4 * area0:
             continue
-        aspect, f = rectangle_aspect(cand, small_centre)
-        score = abs(np.log(aspect / (TRAY_CM[0] / TRAY_CM[1]))) + 0.1 * sum(choice)
-        if f is not None and not 0.3 * w < f < 5 * w:
-            score += 0.5
+        score = _aspect_misfit(cand, small_centre, w) + 0.1 * sum(choice)
         if score < best_score:
             best_quad, best_score = cand, score
     return best_quad
