@@ -422,3 +422,18 @@ def test_a_phase_drop_read_by_the_camera(served, browser):
         assert phone.text_content(f"[data-space='{colour}']") == str(n)
     assert phone.locator("#game-log li").first.get_attribute("data-type") == "tray_read"
     phone.close()
+
+
+def test_vp_instead_of_an_action(served, browser):
+    url, _, device = served
+    snap = example_game(device.table, 14)
+    offered = snap["state"]["options"]["Cleo"]["vp_instead"]
+    phone = Phone(browser, url)
+    phone.wait_title("Cleo's turn")
+    assert phone.locator("#players thead th.turn").text_content() == "Cleo"
+    button = phone.locator("button.vp-instead")
+    assert button.text_content() == f"Take {offered} VP"
+    button.click()
+    phone.wait_seq(snap["seq"] + 1)
+    assert phone.cell("players", "vp", "Cleo") == str(offered)
+    phone.close()

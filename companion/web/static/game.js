@@ -114,9 +114,7 @@ window.CT = window.CT || {};
 
   // Opens a form below `holder`, replacing whatever form was open there.
   function openIn(holder, form) {
-    holder.replaceChildren(form);
-    const first = form.querySelector("input:not([type=checkbox]),select");
-    if (first) first.focus({ preventScroll: true });
+    holder.replaceChildren(form); // no focus: a phone's keyboard would cover the form
     form.scrollIntoView({ block: "nearest" });
   }
 
