@@ -275,7 +275,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
     return out
 
 
-def _along_edge(b, box: tuple[int, int, int, int], near: int = 3) -> float:
+def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:
     """How far a blob runs along the floor's outline (px), hugging it within ``near`` px."""
     x0, y0, x1, y1 = box
     m = b.mask

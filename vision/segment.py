@@ -156,6 +156,7 @@ def cube_masks(
     m, chroma = _log_change(rect_lin, bg_lin, shade, clipped)
     strong = (chroma > CHROMA_STEP) | (m < np.log(SHADOW_FLOOR)) | (m > np.log(BRIGHT_CEIL))
     weak = (chroma > WEAK_CHROMA) | (m > np.log(WEAK_LIGHT))
+    darker = m < -np.log(WEAK_LIGHT)
     x0, y0, x1, y1 = floor_box
     band = np.ones(strong.shape, bool)
     band[y0:y1, x0:x1] = False
@@ -169,8 +170,16 @@ def cube_masks(
         # the floor estimated from the frame itself is too rough for the weak test
         return strong, np.zeros_like(strong)
     near = cv2.dilate(strong, np.ones((7, 7), np.uint8)) > 0
-    weak = weak & ~near
-    weak = _clean(weak.astype(np.uint8), 0.4 * cube_area)
+    weak = _clean((weak & ~near).astype(np.uint8), 0.4 * cube_area)
+    # Darkening alone is a shadow, unless it is the L of shaded sides and shadow around a top
+    # that matches the print (a white cube on a pale print): such an L joins the weak mask as
+    # its convex hull; a solid dark patch does not.
+    darker = _clean((darker & ~near & ~band).astype(np.uint8), 0.3 * cube_area)
+    contours, _ = cv2.findContours(darker, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    for c in contours:
+        hull = cv2.convexHull(c)
+        if cv2.contourArea(c) < 0.75 * max(cv2.contourArea(hull), 1.0):
+            cv2.fillConvexPoly(weak, hull, 1)
     return strong, weak
 
 
