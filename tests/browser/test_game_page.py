@@ -437,3 +437,41 @@ def test_vp_instead_of_an_action(served, browser):
     phone.wait_seq(snap["seq"] + 1)
     assert phone.cell("players", "vp", "Cleo") == str(offered)
     phone.close()
+
+
+def test_plan_and_production_forms_send_their_rows(served, browser):
+    url, _, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    for command in (
+        {"type": "setup_drop_read", "tray": SETUP_DROP},
+        {"type": "pirate_revealed", "value": 2},
+        {"type": "tray_read", "tray": {"blue": 3, "red": 1, "yellow": 1, "white": 1}},
+    ):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='red']")
+    form = phone.locator(".action-form")
+    form.locator("select[aria-label='tile']").first.select_option("landscape")
+    form.locator("select[aria-label='landscape size']").first.select_option("2")
+    form.locator("text=+ Add a tile").click()
+    form.locator("select[aria-label='tile']").nth(1).select_option("village")
+    form.locator("text=+ Add a tile").click()  # left untouched: not sent
+    form.locator("button[type=submit]").click()
+    phone.wait_title("Ben's turn")
+    events = device.store.events(snap["id"])
+    assert events[-1]["take"] == [{"tile": "landscape", "size": 2}, {"tile": "village"}]
+
+    phone.click(".action-btn[data-colour='yellow']")
+    form = phone.locator(".action-form")
+    form.locator("select[aria-label='good']").select_option("coffee")
+    form.locator("input[name='ap']").fill("2")
+    form.locator("button[type=submit]").click()
+    phone.wait_seq(snap["seq"] + 2)
+    event = device.store.events(snap["id"])[-1]
+    assert {k: event[k] for k in ("player", "choice", "ap", "production")} == {
+        "player": "Ben", "choice": "yellow", "ap": 2,
+        "production": [{"good": "coffee", "cost": 2}],
+    }
+    assert "coffee" in phone.text_content("#game-log li")
+    phone.close()

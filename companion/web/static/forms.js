@@ -139,6 +139,7 @@ window.CT = window.CT || {};
 
   function tokenRow() {
     const kind = select([
+      ["", "— which token? —"],
       ["ap2", "+2 AP for one action (ap2)"], ["ap1", "+1 AP for two actions (ap1)"],
       ...SIMPLE_TOKENS.map(([name, text]) => [name, `${name}: ${text}`]),
     ], { "aria-label": "token", class: "token-kind" });
@@ -153,6 +154,7 @@ window.CT = window.CT || {};
     sync();
     const row = rowBox(kind, c1, c2);
     row.value = () => {
+      if (!kind.value) return null;
       if (kind.value === "ap2") return `ap2:${c1.value}`;
       if (kind.value === "ap1") return `ap1:${c1.value}+${c2.value}`;
       return kind.value;
@@ -251,22 +253,23 @@ window.CT = window.CT || {};
       }
     } else if (colour === "red") {
       const take = rowList("Tiles planned", "+ Add a tile", () => {
-        const tile = select([["village", "village (1 AP)"], ["landscape", "landscape"]], { "aria-label": "tile" });
+        const tile = select([["", "— tile —"], ["village", "village (1 AP)"], ["landscape", "landscape"]], { "aria-label": "tile" });
         const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, `size ${n}`]), { "aria-label": "landscape size" });
         const sync = () => { size.hidden = tile.value !== "landscape"; };
         tile.addEventListener("change", sync);
         sync();
         const row = rowBox(tile, size);
-        row.value = () => tile.value === "landscape" ? { tile: "landscape", size: Number(size.value) } : { tile: "village" };
+        row.value = () => !tile.value ? null
+          : tile.value === "landscape" ? { tile: "landscape", size: Number(size.value) } : { tile: "village" };
         return row;
       });
       take.addRow();
       parts.push(take);
-      readers.push((cmd) => { const list = take.rows().map((r) => r.value()); if (list.length) cmd.take = list; });
+      readers.push((cmd) => { const list = take.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.take = list; });
     } else if (colour === "brown") {
       const tokens = rowList("Progress tokens taken", "+ Add a token", tokenRow);
       parts.push(tokens);
-      readers.push((cmd) => { const list = tokens.rows().map((r) => r.value()); if (list.length) cmd.tokens_taken = list; });
+      readers.push((cmd) => { const list = tokens.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.tokens_taken = list; });
       const atEnd = el("input", { type: "checkbox", name: "at_end" });
       parts.push(field("The disc reaches the end of the progress track", atEnd));
       readers.push((cmd) => { if (atEnd.checked) cmd.at_end = true; });
@@ -309,15 +312,15 @@ window.CT = window.CT || {};
       });
     } else if (colour === "yellow") {
       const production = rowList("Production tokens bought", "+ Add a token", () => {
-        const good = select(state.settings.goods || [], { "aria-label": "good" });
+        const good = select([["", "— good —"], ...(state.settings.goods || [])], { "aria-label": "good" });
         const cost = select([[2, "cost 2"], [3, "cost 3"], [4, "cost 4"]], { "aria-label": "cost" });
         const row = rowBox(good, cost);
-        row.value = () => ({ good: good.value, cost: Number(cost.value) });
+        row.value = () => good.value ? { good: good.value, cost: Number(cost.value) } : null;
         return row;
       });
       production.addRow();
       parts.push(production);
-      readers.push((cmd) => { const list = production.rows().map((r) => r.value()); if (list.length) cmd.production = list; });
+      readers.push((cmd) => { const list = production.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.production = list; });
     } else if (colour === "white") {
       const advance = numberInput({ placeholder: "= AP", name: "advance" });
       parts.push(field("Spaces to advance on the special track", advance));
