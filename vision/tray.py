@@ -196,9 +196,7 @@ def _edges(small: np.ndarray) -> np.ndarray:
     return e
 
 
-def _floor_by_edges(
-    small: np.ndarray, edges: np.ndarray, merge: bool = False
-) -> np.ndarray | None:
+def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     """The floor as the large edge-bounded region in the middle of the frame, holes filled.
 
     Walls meet the floor in a crease and the rim stands against the table: both are sharp
@@ -207,6 +205,9 @@ def _floor_by_edges(
     (and pieces of the same paint beside it, e.g. in a shadow) seeds the floor, every other piece
     and the frame's edge seed "not floor", and a watershed on the colour image decides the
     pixels in between.
+
+    Returns one or two masks: the second is a second opinion in which large inner pieces beside
+    the floor count as floor too (a hard shadow across the tray splits the floor in two).
     """
     h, w = small.shape[:2]
     e = cv2.dilate(edges, np.ones((3, 3), np.uint8))
@@ -244,27 +245,31 @@ def _floor_by_edges(
     at_border[0] = False
     markers[at_border[labels]] = 1
     markers[labels == best] = 2
-    if merge:
-        # second opinion: large inner pieces beside the floor are floor too (a hard shadow
-        # across the tray splits the floor into a lit and a shadowed piece)
-        near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(4 * r) + 9,) * 2))
-        added = False
-        for i in range(1, n):
-            big = stats[i, cv2.CC_STAT_AREA] > 0.015 * h * w
-            if i != best and not border[i] and big and np.any(near[labels == i]):
-                markers[labels == i] = 2
-                added = True
-        if not added:
-            return None  # nothing to add: the same answer as the first opinion
     markers[0, :] = markers[-1, :] = markers[:, 0] = markers[:, -1] = 1
-    cv2.watershed(blur, markers)
-    region = (markers == 2).astype(np.uint8)
-    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
+    opinions = [markers]
+    near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(4 * r) + 9,) * 2))
+    big = stats[:, cv2.CC_STAT_AREA] > 0.015 * h * w
+    beside = np.zeros(n, bool)
+    beside[np.unique(labels[near > 0])] = True
+    extra = big & beside & (border == 0)
+    extra[[0, best]] = False
+    if extra.any():
+        second = markers.copy()
+        second[extra[labels]] = 2
+        opinions.append(second)
+    out = []
+    for mk in opinions:
+        cv2.watershed(blur, mk)
+        region = (mk == 2).astype(np.uint8)
+        contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if not contours:
+            continue
+        filled = np.zeros_like(region)
+        cv2.drawContours(filled, [max(contours, key=cv2.contourArea)], -1, 1, cv2.FILLED)
+        out.append(filled)
+    if not out:
         raise VisionError("tray not found")
-    filled = np.zeros_like(region)
-    cv2.drawContours(filled, [max(contours, key=cv2.contourArea)], -1, 1, thickness=cv2.FILLED)
-    return filled
+    return out
 
 
 def rectangle_aspect(
@@ -426,10 +431,7 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     edges = _edges(small)
     gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
     best = None
-    for merge in (False, True):
-        mask = _floor_by_edges(small, edges, merge)
-        if mask is None:
-            continue
+    for mask in _floor_by_edges(small, edges):
         quad = _refine_sides(_quad_from_mask(mask), edges, gray)
         frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
         if not 0.04 < frac < 0.9:
