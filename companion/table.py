@@ -163,6 +163,9 @@ class GameTable:
         snapshot = self.snapshot()
         if snapshot["id"] is None:
             raise TableError("no game is open")
+        in_force = [h for h in snapshot["history"] if h["in_force"] and h["type"] != "undo"]
+        if in_force and in_force[-1]["type"] in ("game_created", "players_seated"):
+            raise TableError("nothing to undo yet (start a new game to change the players)")
         return self.command(snapshot["id"], snapshot["seq"], {"type": "undo"})
 
     def _announce(self, snapshot: dict) -> None:

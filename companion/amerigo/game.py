@@ -14,7 +14,7 @@ from .errors import RulesError
 from .events import describe, parse_event
 from .scoring import score_sheet
 from .settings import Settings
-from .state import GameState, Resolution, _undo_target, apply_event, fold, resolve
+from .state import READINGS, GameState, Resolution, _undo_target, apply_event, fold, resolve
 
 
 class Game:
@@ -101,17 +101,26 @@ class Game:
         return score_sheet(self._state)
 
     def history(self) -> list[dict]:
-        """One line per event for the history list: number, text, outcome, whether in force."""
-        return [
-            {
+        """One line per event for the history list: number, text, outcome, whether in force.
+
+        Readings also carry their ``tray`` as corrected (so a phone can offer a correction
+        prefilled), and undo/correction events the ``target`` they refer to.
+        """
+        lines = []
+        for i, e in enumerate(self._events):
+            line = {
                 "n": i + 1,
                 "type": e["type"],
                 "text": self._text(i, e),
                 "outcome": self._state.outcomes.get(i + 1, ""),
                 "in_force": self._res.active[i],
             }
-            for i, e in enumerate(self._events)
-        ]
+            if e["type"] in READINGS:
+                line["tray"] = dict(self._res.corrected.get(i, e["tray"]))
+            if "target" in e:
+                line["target"] = e["target"]
+            lines.append(line)
+        return lines
 
 
     def _text(self, i: int, e: dict) -> str:

@@ -26,7 +26,7 @@ def game_blueprint(table: GameTable) -> Blueprint:
 
     @api.errorhandler(TableError)
     def table_error(exc: TableError):
-        return jsonify(error=str(exc)), 400
+        return jsonify(error=str(exc), kind="TableError"), 400
 
     @api.errorhandler(RulesError)
     def rules_error(exc: RulesError):

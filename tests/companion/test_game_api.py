@@ -205,3 +205,29 @@ def test_panel_helpers_without_a_game(table):
         table_.confirm_tray(SETUP)
     with pytest.raises(TableError, match="no game"):
         table_.undo_latest()
+
+
+def test_history_carries_the_readings_as_corrected(table):
+    _, client, _ = table
+    game = play_to_first_action(client)
+    read = next(h for h in game["history"] if h["type"] == "tray_read")
+    assert read["tray"]["blue"] == PHASE["blue"]
+    fixed = dict(PHASE, blue=4)
+    corrected = send(client, game, {"type": "tray_corrected", "target": read["n"], "tray": fixed})
+    assert corrected.status_code == 200, corrected.get_json()
+    history = corrected.get_json()["history"]
+    assert history[read["n"] - 1]["tray"]["blue"] == 4
+    assert history[-1]["target"] == read["n"]
+
+
+def test_the_panel_undo_does_not_unseat_the_players(table):
+    table_, client, _ = table
+    start(client)
+    with pytest.raises(TableError, match="nothing to undo"):
+        table_.undo_latest()
+
+
+def test_table_errors_have_a_kind(table):
+    _, client, _ = table
+    response = client.post("/api/game", json={"players": "Ada"})
+    assert response.status_code == 400 and response.get_json()["kind"] == "TableError"
