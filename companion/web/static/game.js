@@ -133,11 +133,10 @@ window.CT = window.CT || {};
     if (!shown || !shown.history) return null;
     for (let i = shown.history.length - 1; i >= 0; i--) {
       const h = shown.history[i];
-      if (!h.in_force || !(READINGS.includes(h.type) || h.type === "tray_corrected")) continue;
-      const text = h.type === "tray_corrected" ? h.text.replace(/^.*corrected to /, "") : h.text;
-      const then = countsFromText(text);
-      const same = COLOURS.every((c) => (then[c] || 0) === (counts[c] || 0));
-      return same ? (h.type === "tray_corrected" ? Number(h.text.match(/#(\d+)/)[1]) : h.n) : null;
+      if (!h.in_force || !READINGS.includes(h.type)) continue;
+      // h.tray is the reading as corrected, so a later correction is already in it.
+      const same = COLOURS.every((c) => (h.tray[c] || 0) === (counts[c] || 0));
+      return same ? h.n : null;
     }
     return null;
   }
@@ -531,20 +530,8 @@ window.CT = window.CT || {};
     }
   }
 
-  // Counts written in a history text ("Tray read: 5 blue, 2 red"), best effort.
-  function countsFromText(text) {
-    const counts = {};
-    for (const m of text.matchAll(/(\d+) (blue|black|red|brown|green|yellow|white)\b/g)) counts[m[2]] = Number(m[1]);
-    return counts;
-  }
-
   function renderLog(game) {
     const list = $("game-log");
-    const corrected = {};
-    for (const h of game.history) {
-      const m = h.type === "tray_corrected" && h.in_force && h.text.match(/event #(\d+) corrected to (.*)$/);
-      if (m) corrected[m[1]] = countsFromText(m[2]);
-    }
     const items = [...game.history].reverse().map((h) => {
       const text = el(h.in_force ? "span" : "s", { class: "text", text: h.text });
       const li = el("li", { value: h.n, class: h.in_force ? "" : "undone", dataset: { n: h.n, type: h.type } }, text,
@@ -554,7 +541,7 @@ window.CT = window.CT || {};
         const holder = el("div", { class: "form-holder" });
         li.append(" ", el("button", {
           type: "button", class: "secondary small correct", "aria-label": `Correct reading #${h.n}`, text: "Correct",
-          onclick: () => openIn(holder, CT.countsForm(corrected[h.n] || countsFromText(h.text), `Correct reading #${h.n}`,
+          onclick: () => openIn(holder, CT.countsForm(h.tray, `Correct reading #${h.n}`,
             (counts, button) => send({ type: "tray_corrected", target: h.n, tray: counts }, button),
             () => holder.replaceChildren())),
         }), holder);
