@@ -64,3 +64,19 @@ def test_read_now_button_reads_again(served, browser):
     )
     assert device.watcher.reads > reads
     page.close()
+
+
+def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
+    url, frames, device = served
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    page.click("summary:has-text('Calibrate')")
+    page.click("#calibrate")
+    page.wait_for_function(
+        "document.getElementById('calibrate-result').textContent.startsWith('Saved')",
+        timeout=15000,
+    )
+    assert (device.config.data_path / "empty.jpg").is_file()
+    page.close()

@@ -109,6 +109,27 @@ $("read-now").addEventListener("click", async () => {
   }
 });
 
+$("calibrate").addEventListener("click", async () => {
+  const button = $("calibrate");
+  const result = $("calibrate-result");
+  button.disabled = true;
+  result.textContent = "Calibrating…";
+  try {
+    const response = await fetch("/api/calibrate/empty", { method: "POST" });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      result.textContent = `Not calibrated: ${body.error || response.statusText}`;
+    } else if (body.cubes_seen > 0) {
+      result.textContent = `Saved. The counter saw ${body.cubes_seen} cube(s) in that picture: ` +
+        "if the tray was not really empty, empty it and calibrate again.";
+    } else {
+      result.textContent = "Saved: the empty tray is the new reference.";
+    }
+  } finally {
+    button.disabled = false;
+  }
+});
+
 $("undo").addEventListener("click", (e) => window.CT.send({ type: "undo" }, e.currentTarget));
 $("redo").addEventListener("click", (e) => window.CT.send({ type: "undo", redo: true }, e.currentTarget));
 
