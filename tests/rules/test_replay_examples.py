@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -94,11 +93,9 @@ def _log_of_500_events() -> list[dict]:
     return g.events
 
 
-def test_folding_500_events_is_fast():
+def test_a_500_event_log_folds_to_the_same_end():
+    """Speed is measured by ``python -m companion.bench``; here only the result counts."""
     events = _log_of_500_events()
     assert len(events) == 500
-    start = time.perf_counter()
     game = Game.from_events(events)
-    elapsed = time.perf_counter() - start
     assert game.state_dict()["stage"] == "over"
-    assert elapsed < 0.5, f"folding 500 events took {elapsed * 1000:.0f} ms"
