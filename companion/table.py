@@ -86,6 +86,13 @@ class GameTable:
                 return None
             return dict(self._load(game_id).state_dict().get("vision_bounds") or {}) or None
 
+    def events(self, game_id: int) -> list[dict]:
+        """The stored log of any game, as ``cubetower replay`` reads it."""
+        events = self._store.events(game_id)
+        if not events:
+            raise TableError(f"there is no game {game_id}")
+        return events
+
     def games(self) -> list[dict]:
         return self._store.games()
 

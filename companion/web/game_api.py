@@ -7,7 +7,9 @@ snapshot, so the phone can redraw at once), 404 when there is no game.
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify, request
+import json
+
+from flask import Blueprint, Response, jsonify, request
 
 from companion.amerigo import RulesError
 from companion.store import SeqConflict
@@ -43,6 +45,19 @@ def game_blueprint(table: GameTable) -> Blueprint:
     @api.get("/api/games")
     def all_games():
         return jsonify(games=table.games())
+
+    @api.get("/api/game/<int:game_id>/events.jsonl")
+    def export(game_id: int):
+        try:
+            events = table.events(game_id)
+        except TableError as exc:
+            return jsonify(error=str(exc), kind="TableError"), 404
+        lines = "".join(json.dumps(event) + "\n" for event in events)
+        response = Response(lines, mimetype="application/x-ndjson")
+        response.headers["Content-Disposition"] = (
+            f'attachment; filename="cubetower-game-{game_id}.jsonl"'
+        )
+        return response
 
     @api.post("/api/game")
     def new_game():

@@ -475,3 +475,20 @@ def test_plan_and_production_forms_send_their_rows(served, browser):
     }
     assert "coffee" in phone.text_content("#game-log li")
     phone.close()
+
+
+def test_the_games_log_downloads_and_replays(served, browser, tmp_path):
+    from companion.amerigo.replay import main as replay
+
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url)
+    phone.wait_seq(snap["seq"])
+    phone.click("#more summary")
+    with phone.expect_download() as download:
+        phone.click("a.export")
+    path = tmp_path / "game.jsonl"
+    download.value.save_as(path)
+    assert len(path.read_text().splitlines()) == snap["seq"]
+    assert replay([str(path)]) == 0
+    phone.close()

@@ -231,3 +231,18 @@ def test_table_errors_have_a_kind(table):
     _, client, _ = table
     response = client.post("/api/game", json={"players": "Ada"})
     assert response.status_code == 400 and response.get_json()["kind"] == "TableError"
+
+
+def test_a_game_exports_as_a_replayable_jsonl_file(table, tmp_path):
+    from companion.amerigo.replay import main as replay
+
+    _, client, _ = table
+    game = play_to_first_action(client)
+    response = client.get(f"/api/game/{game['id']}/events.jsonl")
+    assert response.status_code == 200
+    assert "attachment" in response.headers["Content-Disposition"]
+    path = tmp_path / "game.jsonl"
+    path.write_bytes(response.data)
+    assert len(response.data.decode().splitlines()) == game["seq"]
+    assert replay([str(path)]) == 0
+    assert client.get("/api/game/999/events.jsonl").status_code == 404

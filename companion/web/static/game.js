@@ -384,6 +384,10 @@ window.CT = window.CT || {};
       }
     }
     if (!["new", "seating", "over", "tray"].includes(state.stage) && state.setup_drop_read) out.push(bumpPanel());
+    out.push(el("p", {}, el("a", {
+      href: `/api/game/${game.id}/events.jsonl`, class: "export", download: "",
+      text: "Download this game's log (for cubetower replay)",
+    })));
     const holder = el("div", { class: "form-holder" });
     out.push(el("button", {
       type: "button", class: "secondary new-game-open", text: "Start a new game…",
