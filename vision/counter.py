@@ -206,7 +206,7 @@ def measure_cubes(
 def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> TrayReading:
     """Count the cubes in the tray, by colour. See the module docstring for the pipeline."""
     bounds = _bounds(bounds)
-    _, cubes, notes = measure_cubes(image, reference, calibration=calibration)
+    view, cubes, notes = measure_cubes(image, reference, calibration=calibration)
     model = calibration.colours if calibration is not None else ColourModel.default()
     warnings: list[str] = list(notes)
     gains = model.fit_print(np.array([c["ratio"] for c in cubes])) if cubes else np.ones(3)
@@ -240,7 +240,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
                     f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]} but could be {second}"
                 )
         out.append(Cube(COLOURS[k], x, y, round(conf, 3), unsure))
-    return TrayReading(tuple(out), tuple(warnings))
+    corners = tuple((float(x), float(y)) for x, y in view.corners)
+    return TrayReading(tuple(out), tuple(warnings), corners)
 
 
 def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:

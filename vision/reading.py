@@ -33,10 +33,18 @@ class Cube:
 
 @dataclass(frozen=True)
 class TrayReading:
-    """The cubes in the tray. ``warnings`` says, in words, what the counter was unsure of."""
+    """The cubes in the tray. ``warnings`` says, in words, what the counter was unsure of.
+
+    ``tray_corners``: the tray floor's four corners in input-image pixels, when known, ordered
+    clockwise on screen (image y points down) starting at the corner nearest the image's
+    top-left, so that corner 0 -> 1 runs along a long (16 cm) side. They are the corners the
+    counter used (found, or from a calibration), ready for ``vision.overlay.draw_overlay(...,
+    tray_corners=...)`` and ``vision.settle.SettleDetector.set_tray(...)``.
+    """
 
     cubes: tuple[Cube, ...] = ()
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    tray_corners: tuple[tuple[float, float], ...] | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -54,10 +62,14 @@ class TrayReading:
         return bool(self.warnings) or any(c.uncertain for c in self.cubes)
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "counts": self.counts,
             "total": self.total,
             "cubes": [c.to_dict() for c in self.cubes],
             "uncertain": self.uncertain,
             "warnings": list(self.warnings),
         }
+        if self.tray_corners is not None:
+            out["tray_corners"] = [[round(float(x), 1), round(float(y), 1)]
+                                   for x, y in self.tray_corners]
+        return out

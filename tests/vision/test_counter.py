@@ -194,5 +194,30 @@ def test_calibration_drop_with_a_miscount_is_refused():
 def test_reading_serialises():
     reading, _ = _run(HARD["leaning_on_another"])
     d = reading.to_dict()
-    assert set(d) == {"counts", "total", "cubes", "uncertain", "warnings"}
+    assert set(d) == {"counts", "total", "cubes", "uncertain", "warnings", "tray_corners"}
     assert d["total"] == len(d["cubes"])
+    assert len(d["tray_corners"]) == 4 and all(len(p) == 2 for p in d["tray_corners"])
+
+
+def test_reading_without_corners_leaves_them_out():
+    from vision.reading import TrayReading
+
+    assert "tray_corners" not in TrayReading().to_dict()
+
+
+@pytest.mark.parametrize("oblique", [False, True])
+def test_tray_corners_are_the_floor_corners_in_order(oblique):
+    scene = synth.Scene(cubes=synth.scatter(["red", "blue"], seed=3), oblique=oblique)
+    reading, _ = _run(scene)
+    got = np.array(reading.tray_corners)
+    want = synth.floor_corners_px(scene).reshape(-1, 2)
+    # each found corner near a true one (the drawn oblique wall puts the far crease ~1 cm off),
+    # and the order as documented:
+    # clockwise on screen from the top-left-most, 0 -> 1 along a long side
+    for p in got:
+        assert np.min(np.hypot(*(want - p).T)) < 1.5 * synth.S
+    assert np.argmin(got.sum(axis=1)) == 0
+    side = [np.hypot(*(got[(i + 1) % 4] - got[i])) for i in range(4)]
+    assert side[0] + side[2] > side[1] + side[3]
+    cross = np.cross(got[1] - got[0], got[2] - got[1])
+    assert cross > 0  # clockwise on screen (y down)
