@@ -36,7 +36,7 @@ from firmware.sources import (
 )
 from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
 from vision import VisionError, count_cubes, load_image
-from vision.overlay import draw_overlay, encode_jpeg
+from vision.overlay import encode_jpeg, tray_picture
 from vision.settle import SettleDetector
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class Reader:
         started = time.perf_counter()
         reading = count_cubes(image, self.reference, bounds=self.bounds())
         ms = (time.perf_counter() - started) * 1000
-        picture = encode_jpeg(draw_overlay(image, reading), max_width=self.picture_width)
+        picture = encode_jpeg(tray_picture(image, reading), max_width=self.picture_width)
         return Outcome({**reading.to_dict(), "ms": round(ms, 1)}, picture)
 
 

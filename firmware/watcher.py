@@ -47,6 +47,8 @@ class Trigger(Protocol):
 
     def set_reference(self, reference: np.ndarray | None) -> None: ...
 
+    def set_tray(self, corners) -> None: ...
+
 
 class ChangedFrameTrigger:
     """For sources of still pictures: each new picture is a tray at rest, read it once."""
@@ -56,6 +58,9 @@ class ChangedFrameTrigger:
 
     def set_reference(self, reference: np.ndarray | None) -> None:
         """Still pictures need no empty-tray reference to decide when to read."""
+
+    def set_tray(self, corners) -> None:
+        """Nor the tray's outline."""
 
     def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
         if frame.frame_id == self._last_id:
@@ -71,12 +76,19 @@ class SettleTrigger:
 
     def __init__(self, detector: SettleDetector, reference: np.ndarray | None = None):
         self.detector = detector
+        self._corners = None
         self.set_reference(reference)
 
     def set_reference(self, reference: np.ndarray | None) -> None:
         """The empty tray, so the detector can say "emptied" rather than "new content"."""
         if reference is not None:
             self.detector.set_reference(reference)
+
+    def set_tray(self, corners) -> None:
+        """Watch only the tray floor, so hands and cards on the table do not cause re-reads."""
+        if corners != self._corners:
+            self._corners = corners
+            self.detector.set_tray(corners)
 
     def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
         event = self.detector.update(frame.image, now)
@@ -143,6 +155,9 @@ class TrayWatcher:
             self.sink.set_status("error", str(exc), source=self.source.name)
             return True
         self.reads += 1
+        corners = outcome.reading.get("tray_corners")
+        if corners:
+            self.trigger.set_tray(corners)
         self.sink.publish_reading(frame.frame_id, outcome.reading, outcome.picture)
         self._read_state = "uncertain" if outcome.reading.get("uncertain") else "read"
         self.sink.set_status(self._read_state, source=self.source.name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -175,6 +176,32 @@ def draw_overlay(
 
     _draw_summary(out, reading, unit)
     return out
+
+
+def tray_picture(image: np.ndarray, reading: TrayReading, *, margin: float = 0.12) -> np.ndarray:
+    """The overlay cropped to the tray (plus ``margin`` of its size on each side).
+
+    On a phone the whole frame shrinks the tray to half the screen's width; cropped, each cube
+    is twice as large. Without known tray corners the whole frame is drawn.
+    """
+    if not reading.tray_corners:
+        return draw_overlay(image, reading)
+    corners = np.asarray(reading.tray_corners, dtype=np.float64).reshape(-1, 2)
+    h, w = image.shape[:2]
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    pad_x, pad_y = margin * (x1 - x0), margin * (y1 - y0)
+    left, top = max(0, int(x0 - pad_x)), max(0, int(y0 - pad_y))
+    right, bottom = min(w, math.ceil(x1 + pad_x)), min(h, math.ceil(y1 + pad_y))
+    if right - left < 32 or bottom - top < 32:
+        return draw_overlay(image, reading)
+    shifted = replace(
+        reading,
+        cubes=tuple(replace(c, x=c.x - left, y=c.y - top) for c in reading.cubes),
+        tray_corners=tuple((x - left, y - top) for x, y in reading.tray_corners),
+    )
+    side = _cube_side(w, corners, None)
+    crop = image[top:bottom, left:right]
+    return draw_overlay(crop, shifted, tray_corners=shifted.tray_corners, cube_px=side)
 
 
 def _draw_summary(out: np.ndarray, reading: TrayReading, unit: float) -> None:

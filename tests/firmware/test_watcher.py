@@ -166,3 +166,26 @@ def test_settle_trigger_reads_a_live_stream_once_it_comes_to_rest():
         watcher.step()
         now[0] += 0.1
     assert len(sink.readings) == first + 1  # read exactly once after settling
+
+
+def test_the_tray_outline_found_by_a_reading_goes_to_the_settle_detector():
+    from firmware.watcher import SettleTrigger
+    from vision.settle import SettleDetector
+
+    corners = [[40.0, 30.0], [280.0, 30.0], [280.0, 200.0], [40.0, 200.0]]
+    detector = SettleDetector(still_seconds=0.1)
+    trigger = SettleTrigger(detector)
+    seen = []
+    detector.set_tray = seen.append  # observe the call, keep the detector real otherwise
+    sink = RecordingSink()
+    watcher = TrayWatcher(
+        ScriptedSource(["a"]),
+        lambda image: Outcome({"tray_corners": corners}, None),
+        sink,
+        trigger,
+    )
+    watcher.request_read()
+    watcher.step()
+    watcher.request_read()
+    watcher.step()
+    assert seen == [corners]  # set once, not again for the same outline

@@ -170,3 +170,17 @@ def test_write_a_look(tmp_path):
     path = tmp_path / "overlay.png"
     assert cv2.imwrite(str(path), out)
     assert path.stat().st_size > 1000
+
+
+def test_tray_picture_is_cropped_to_the_tray_with_the_cubes_moved_along():
+    from vision.overlay import tray_picture
+    from vision.reading import Cube
+
+    image = np.full((648, 1152, 3), 90, np.uint8)
+    corners = ((400.0, 200.0), (800.0, 200.0), (800.0, 450.0), (400.0, 450.0))
+    reading = TrayReading(cubes=(Cube("red", 600.0, 300.0, 0.9),), tray_corners=corners)
+    picture = tray_picture(image, reading, margin=0.1)
+    assert picture.shape[:2] == (300, 480)  # 250 + 2 x 25 high, 400 + 2 x 40 wide
+    assert (picture[300 - 175 - 25 : 300 - 175 + 25, 240 - 20 : 240 + 20] != 90).any()
+    whole = tray_picture(image, TrayReading(cubes=reading.cubes))
+    assert whole.shape == image.shape
