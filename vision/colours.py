@@ -49,6 +49,10 @@ DEFAULT_SPREAD: dict[str, tuple[float, float, float]] = {
 # tenth of the lightness range and of a strong colour's chroma.
 MIN_SPREAD = np.array([10.0, 7.0, 7.0], np.float32)
 
+# Colours whose references differ in lightness by more than this (L) are never named in the
+# reverse order of the cubes' measured lightness when fitting a frame's print.
+ORDER_MARGIN = 15.0
+
 _LIN_LUT = (np.arange(256, dtype=np.float32) / 255.0) ** 2.2
 
 
@@ -131,8 +135,19 @@ class ColourModel:
         """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
         g = np.asarray(gains, np.float32).reshape(-1, 3)
         labs = lab_from_linear((ratios[None, :, :] / g[:, None, :]).reshape(-1, 3))
-        d = self.distances(labs).min(axis=1).reshape(len(g), len(ratios))
-        return np.minimum(d * d, 9.0).sum(axis=1)
+        dist = self.distances(labs)
+        d = dist.min(axis=1).reshape(len(g), len(ratios))
+        cost = np.minimum(d * d, 9.0).sum(axis=1)
+        if len(ratios) > 1:
+            # A common factor never changes which cube is the lighter: names that reverse the
+            # measured order by a wide margin (a cube called black that is lighter than one
+            # called red) are as bad as an outlier, per pair.
+            ref_l = self.matrix()[:, 0][dist.argmin(axis=1)].reshape(len(g), len(ratios))
+            lum = labs[:, 0].reshape(len(g), len(ratios))
+            darker = ref_l[:, :, None] + ORDER_MARGIN < ref_l[:, None, :]
+            lighter = lum[:, :, None] > lum[:, None, :] + 0.25 * ORDER_MARGIN
+            cost = cost + 9.0 * (darker & lighter).sum(axis=(1, 2))
+        return cost
 
     def fit_print(
         self, ratios: np.ndarray, light_sigma: float = 0.6, tint_sigma: float = 0.2

@@ -30,6 +30,10 @@ HALO_PX = 1.5
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
+# The frame's lone cubes may make a cube's blob this much smaller or larger than the geometry
+# says (lens, blur, its shadow); the geometry's own guess counts as this many lone cubes.
+SCALE_RANGE = (0.6, 2.0)
+SCALE_PRIOR = 0.5
 
 
 def load_image(path) -> np.ndarray:
@@ -188,11 +192,7 @@ def measure_cubes(
 
     for b in candidates:
         b.expected = expected(b)
-    singles = [b.area / b.expected for b in candidates
-               if 0.6 * b.expected < b.area < 1.4 * b.expected and not b.weak]
-    scale = 1.0
-    if len(singles) >= 3:
-        scale = float(np.clip(np.median(singles), 0.7, 1.4))
+    scale = _frame_scale([b.area / b.expected for b in candidates if not b.weak])
     for b in candidates:
         b.expected *= scale
     found = [b for b in candidates if not b.weak or _cube_shaped(b, b.expected)]
@@ -224,7 +224,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         if c["ambiguous"]:
             conf *= 0.6
         x, y = c["xy"]
-        unsure = conf < UNSURE_BELOW
+        unsure = conf < UNSURE_BELOW or c["ambiguous"]
         if unsure:
             second = COLOURS[int(np.argsort(c["p"])[-2])]
             if c["why"] == "split":
@@ -258,11 +258,15 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
     elif b.edge:
         why = "edge"
     out = []
+    inner = _interior(b.mask, view.px_per_cm)
     for m in split_blob(b, n):
         ys, xs = np.nonzero(m)
         if len(xs) == 0:
             continue
-        ratio = floor_ratio(rect_lin[ys, xs], bg_lin[ys, xs])
+        # colour from well inside the outline (the outline is widened by blur and its shadow)
+        core = m & inner
+        cy, cx = np.nonzero(core) if np.count_nonzero(core) >= 0.25 * len(xs) else (ys, xs)
+        ratio = floor_ratio(rect_lin[cy, cx], bg_lin[cy, cx])
         # The faces towards the light (usually the top) carry the paint's colour best.
         lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
         top = ratio[lum >= np.median(lum)]
@@ -274,6 +278,32 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
             "why": why,
         })
     return out
+
+
+def _frame_scale(ratios: list[float]) -> float:
+    """How much larger than the geometry says a lone cube's blob is in this frame.
+
+    Its shadow (a hard lamp throws a long one), blur and the camera's true lens all add to a
+    cube's outline alike for every cube in the frame. Lone cubes are the commonest blobs: the
+    blobs within a factor of about 1.5 of the current guess are taken as lone cubes, and their
+    geometric mean (held towards 1 by a prior worth half a cube, so one odd blob cannot move it
+    far) is the new guess; twice, so that the window follows.
+    """
+    r = np.array([x for x in ratios if x > 0.3], np.float64)
+    scale = 1.0
+    for _ in range(3):
+        single = r[(r > scale / 1.55) & (r < scale * 1.55)]
+        if len(single) == 0:
+            break
+        scale = float(np.exp(np.log(single).sum() / (len(single) + SCALE_PRIOR)))
+    return float(np.clip(scale, *SCALE_RANGE))
+
+
+def _interior(mask: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """A blob's pixels at least an eighth of a centimetre inside its outline."""
+    r = max(1, round(0.125 * px_per_cm))
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    return cv2.erode(mask.astype(np.uint8), k) > 0
 
 
 def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:

@@ -35,6 +35,24 @@ CHROMA_STEP = 0.22
 # The weak test: any change of lightness by this factor, or of colour by this log ratio.
 WEAK_LIGHT = 1.22
 WEAK_CHROMA = 0.08
+# Against the empty tray (log ratios after a quarter-centimetre average): a cube's soft shadow
+# darkens the floor by less than REF_DARK; brightening of any channel beyond REF_BRIGHT (a
+# shadow darkens all three) or a change of colour beyond REF_CHROMA is a cube; and never less
+# than REF_SIGMAS times the frame's own noise there.
+REF_DARK = 0.25
+REF_BRIGHT = 0.12
+REF_CHROMA = 0.12
+REF_SIGMAS = 4.0
+# The weak test against the empty tray: a change of lightness beyond this (log), or of colour
+# beyond WEAK_CHROMA (and 3 x the noise), in a compact cube-sized piece away from the strong.
+REF_FAINT = 0.15
+# A colourless darkened piece larger than this (cm^2, about five cube footprints) on its own is
+# a shadow cast by something else, not cubes.
+SHADOW_CM2 = 8.0
+# A lamp's shadows: searched up to this far (cm) from the cubes; believed when at least this
+# share of the cubes' area, moved by one common offset, lands on colourless darkening.
+SHADOW_MAX_CM = 1.5
+SHADOW_SHARE = 0.15
 # Linear light above which a channel of the floor model is taken as saturated (sRGB ~245).
 SATURATED = 0.9
 # Linear-light offset in the log ratios: keeps sensor noise in dark corners from looking like
@@ -147,40 +165,176 @@ def cube_masks(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
-    Weak: a faint change of colour, away from strong blobs (their fringes are JPEG colour
-    bleed, shaded sides and shadows); it is only believed later if cube-shaped.
+    With the empty tray as floor model the change is measured against the frame's own noise
+    (``_reference_masks``). Without one: a change of colour, a strong darkening or brightening.
     """
     rect_lin = to_linear(rect)
     shade = shadow_direction(bg_lin, floor_box)
     clipped = (rect >= 250) & (bg_lin >= SATURATED)
+    if have_reference:
+        return _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box)
     m, chroma = _log_change(rect_lin, bg_lin, shade, clipped)
     strong = (chroma > CHROMA_STEP) | (m < np.log(SHADOW_FLOOR)) | (m > np.log(BRIGHT_CEIL))
-    weak = (chroma > WEAK_CHROMA) | (m > np.log(WEAK_LIGHT))
-    darker = m < -np.log(WEAK_LIGHT)
     x0, y0, x1, y1 = floor_box
     band = np.ones(strong.shape, bool)
     band[y0:y1, x0:x1] = False
-    if not have_reference:
-        # walls: same paint, other light, and no model of them without a reference
-        strong &= ~band
-    weak &= ~band
-    cube_area = px_per_cm * px_per_cm
-    strong = _clean(strong.astype(np.uint8), 0.2 * cube_area)
-    if not have_reference:
-        # the floor estimated from the frame itself is too rough for the weak test
-        return strong, np.zeros_like(strong)
-    near = cv2.dilate(strong, np.ones((7, 7), np.uint8)) > 0
-    weak = _clean((weak & ~near).astype(np.uint8), 0.4 * cube_area)
-    # Darkening alone is a shadow, unless it is the L of shaded sides and shadow around a top
-    # that matches the print (a white cube on a pale print): such an L joins the weak mask as
-    # its convex hull; a solid dark patch does not.
-    darker = _clean((darker & ~near & ~band).astype(np.uint8), 0.3 * cube_area)
-    contours, _ = cv2.findContours(darker, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    for c in contours:
-        hull = cv2.convexHull(c)
-        if cv2.contourArea(c) < 0.75 * max(cv2.contourArea(hull), 1.0):
-            cv2.fillConvexPoly(weak, hull, 1)
+    # walls: same paint, other light, and no model of them without a reference
+    strong &= ~band
+    strong = _clean(strong.astype(np.uint8), 0.2 * px_per_cm * px_per_cm)
+    return strong, np.zeros_like(strong)
+
+
+def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
+    """Cube pixels against the empty tray, measured against the frame's own noise.
+
+    The log ratio is averaged over a quarter of a centimetre (JPEG and sensor noise; a cube is
+    four times that wide) and compared with the frame's noise, the robust spread of the change
+    over the floor (most of the floor is bare).
+
+    - A change of colour beyond ``REF_CHROMA`` or a brightening of any channel beyond
+      ``REF_BRIGHT`` is a cube. (A lamp's shadow in a dim room can be as dark as black paint:
+      depth alone says nothing.)
+    - A colourless darkening beyond ``REF_DARK`` is a cube's own shaded sides and shadow, or a
+      cube whose paint matches the print's hue (black, brown on cream, white on a light print
+      seen slightly from the side), or a shadow cast by something else (a hand, the tower). The
+      first kinds are cube-sized; a darkened piece larger than ``SHADOW_CM2`` (on its own) is
+      taken as a cast shadow. A piece shaped like an L (shaded sides around an unchanged top, a
+      cube painted exactly like the print) stands for its convex hull.
+    - Weak: any faint change away from the above; believed later only if cube-shaped.
+    """
+    k = max(3, round(0.25 * px_per_cm) | 1)
+    lr = np.log(rect_lin + NOISE_FLOOR) - np.log(bg_lin + NOISE_FLOOR)
+    lr[clipped] = 0.0
+    lr = cv2.blur(lr, (k, k))
+    t = (lr @ shade) / float(shade @ shade)
+    chroma = np.abs(lr - t[..., None] * shade).max(axis=2)
+    noise_t, noise_c = _noise_maps(t, chroma, bg_lin)
+    dark = np.maximum(REF_DARK, REF_SIGMAS * noise_t)
+    bright = np.maximum(REF_BRIGHT, REF_SIGMAS * noise_t)
+    chroma_step = np.maximum(REF_CHROMA, REF_SIGMAS * noise_c)
+    cube_px = px_per_cm * px_per_cm
+    # a shadow only ever darkens: any one channel brighter than noise allows is not shadow
+    # (a white cube on a cream print is bluer, hence brighter in blue, than the print)
+    strong = (chroma > chroma_step) | (lr.max(axis=2) > bright)
+    strong = _clean(strong.astype(np.uint8), 0.2 * cube_px)
+    neutral = _clean(((t < -dark) & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
+    # pieces too large to be cubes and their shadows are shadows cast by something else
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(neutral, connectivity=8)
+    small = stats[:, cv2.CC_STAT_AREA] <= SHADOW_CM2 * cube_px
+    small[0] = False
+    neutral = small[labels].astype(np.uint8)
+    shift = _shadow_shift(strong, neutral, px_per_cm)
+    cast = np.zeros_like(strong)
+    if shift is not None:
+        # colourless darkening where a coloured cube's shadow falls (swept along the offset),
+        # and the far band of every piece as deep as the shadow is long (a dark cube's shadow)
+        dx, dy = shift
+        body = strong | neutral
+        band = neutral & ~_shifted(body, -dx, -dy)
+        # ...but a dark piece that the band would take whole is a dark cube, shadow and all
+        n, labels = cv2.connectedComponents(neutral, connectivity=8)
+        left = np.bincount(labels[(neutral > 0) & (band == 0)], minlength=n)
+        band &= (left >= 0.6 * cube_px)[labels].astype(np.uint8)
+        cast = band
+        for frac in (0.25, 0.5, 0.75, 1.0):
+            cast |= _shifted(strong, round(frac * dx), round(frac * dy))
+        cast = neutral & cast
+        neutral &= ~cast
+    _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
+    faint = (chroma > np.maximum(WEAK_CHROMA, 3 * noise_c)) | (
+        np.abs(t) > np.maximum(REF_FAINT, 3 * noise_t))
+    near = cv2.dilate(strong | cast, np.ones((7, 7), np.uint8)) > 0
+    faint = _clean((faint & ~near).astype(np.uint8), 0.3 * cube_px)
+    weak = np.zeros_like(strong)
+    _add_pieces(weak, faint, 3 * cube_px)
     return strong, weak
+
+
+def _noise_maps(t: np.ndarray, chroma: np.ndarray, bg_lin: np.ndarray, bins: int = 6):
+    """Per pixel, the spread of the change (lightness, colour) that noise alone makes there.
+
+    Sensor noise and JPEG weigh more, in log ratios, where the floor is dark (the tower's
+    mouth, a deep shadow), so the spread is measured per band of the floor model's lightness
+    (robustly: most pixels of any band are bare floor or wall) and looked up per pixel.
+    """
+    lum = (bg_lin @ np.array([0.0722, 0.7152, 0.2126], np.float32))
+    ls, ts, cs = lum[::2, ::2].ravel(), t[::2, ::2].ravel(), chroma[::2, ::2].ravel()
+    edges = np.quantile(ls, np.linspace(0, 1, bins + 1))
+    edges[0], edges[-1] = -np.inf, np.inf
+    idx = np.clip(np.searchsorted(edges, ls, side="right") - 1, 0, bins - 1)
+    nt, nc = np.zeros(bins, np.float32), np.zeros(bins, np.float32)
+    for b in range(bins):
+        tb, cb = ts[idx == b], cs[idx == b]
+        if len(tb) == 0:
+            continue
+        nt[b] = 1.4826 * np.median(np.abs(tb - np.median(tb)))
+        nc[b] = 1.4826 * np.median(cb)
+    pix = np.clip(np.searchsorted(edges, lum, side="right") - 1, 0, bins - 1)
+    return nt[pix], nc[pix]
+
+
+def _add_pieces(dst: np.ndarray, pieces: np.ndarray, max_area: float) -> None:
+    """OR into ``dst`` each connected piece of ``pieces`` up to ``max_area`` px; an L-shaped
+    piece (shaded sides and shadow around an unchanged top) as its convex hull."""
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=8)
+    for i in range(1, n):
+        x, y, w, h, a = stats[i]
+        if a > max_area:
+            continue  # a cast shadow, or light that changed
+        piece = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+        contours, _ = cv2.findContours(piece, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        hull = cv2.convexHull(max(contours, key=cv2.contourArea))
+        if a < 0.75 * max(cv2.contourArea(hull), 1.0):
+            cv2.fillConvexPoly(piece, hull, 1)
+        dst[y:y + h, x:x + w] |= piece
+
+
+def _shifted(mask: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """``mask`` moved by (dx, dy) pixels, zeros shifted in."""
+    out = np.zeros_like(mask)
+    h, w = mask.shape
+    out[max(dy, 0): h + min(dy, 0), max(dx, 0): w + min(dx, 0)] = \
+        mask[max(-dy, 0): h + min(-dy, 0), max(-dx, 0): w + min(-dx, 0)]
+    return out
+
+
+def _shadow_shift(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):
+    """The offset (dx, dy) in px from the cubes to their shadows, when the frame shows one.
+
+    A lamp casts every cube's shadow the same way. Colourless darkening that lies beside the
+    coloured cubes at one common offset is shadow: the offset is the shift that best lays the
+    coloured pixels onto the darkened ones (cross-correlation at a quarter of the resolution,
+    up to ``SHADOW_MAX_CM``). None when too little of the cubes' area finds a shadow there
+    (soft light), when as much finds it the opposite way (shaded sides all round) or the offset
+    is short.
+    """
+    f = 4
+    h, w = strong.shape
+    a = cv2.resize(strong.astype(np.float32), (w // f, h // f), interpolation=cv2.INTER_AREA)
+    b = cv2.resize(neutral.astype(np.float32), (w // f, h // f), interpolation=cv2.INTER_AREA)
+    total = float(a.sum())
+    if total < 0.5 * (px_per_cm / f) ** 2:
+        return None
+    r = int(np.ceil(SHADOW_MAX_CM * px_per_cm / f))
+    pad = cv2.copyMakeBorder(b, r, r, r, r, cv2.BORDER_CONSTANT, value=0)
+    score = cv2.matchTemplate(pad, a, cv2.TM_CCORR) / total  # score[r + dy, r + dx]
+    dy, dx = np.unravel_index(int(np.argmax(score)), score.shape)
+    opposite = score[2 * r - dy, 2 * r - dx]  # the same offset the other way: shading all round
+    if (score[dy, dx] < SHADOW_SHARE or score[dy, dx] < 2.0 * opposite
+            or np.hypot(dx - r, dy - r) * f < 0.25 * px_per_cm):
+        return None
+    sx, sy = int((dx - r) * f), int((dy - r) * f)
+    # one lamp, one offset for all: most of the cubes must find their shadow there, not one
+    # dark cube that happens to lie at that offset from another
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(strong, connectivity=8)
+    hit = _shifted(neutral, -sx, -sy)
+    on = np.bincount(labels[hit > 0], minlength=n)
+    big = stats[:, cv2.CC_STAT_AREA] >= 0.5 * px_per_cm**2
+    big[0] = False
+    found = big & (on >= SHADOW_SHARE * stats[:, cv2.CC_STAT_AREA])
+    if found.sum() < max(2, 0.5 * big.sum()):
+        return None
+    return sx, sy
 
 
 def estimate_floor(

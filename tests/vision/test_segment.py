@@ -64,8 +64,45 @@ def test_weak_test_finds_a_cube_painted_like_the_print():
     ref = _canvas((225, 230, 232))
     frame = ref.copy()
     _square(frame, 180, 120, (205, 232, 236), side=22)  # pale yellowish on white: a faint cube
-    _, weak = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
-    assert weak[120, 180]
+    strong, weak = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX,
+                              have_reference=True)
+    assert strong[120, 180] or weak[120, 180]
+
+
+def test_a_large_colourless_shadow_is_not_cubes_but_a_black_cube_is():
+    ref = _canvas()
+    frame = ref.copy()
+    # a hand's shadow, 6 x 4 cm, at a third of the light; a black cube beside it
+    frame[40:120, 60:180] = (ref[40:120, 60:180] * 0.6).astype(np.uint8)
+    _square(frame, 260, 160, (40, 40, 40))
+    strong, _ = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
+    assert not strong[80, 120] and strong[160, 260]
+
+
+def test_the_change_threshold_follows_the_frames_noise():
+    rng = np.random.default_rng(0)
+    ref = _canvas()
+    frame = np.clip(ref + rng.normal(0, 14, ref.shape), 0, 255).astype(np.uint8)
+    _square(frame, 180, 120, (40, 40, 200))
+    strong, _ = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
+    assert strong[120, 180]
+    # the noise alone makes no cube-sized pieces
+    strong[100:141, 160:201] = 0
+    assert strong.sum() < 0.2 * PX * PX
+
+
+def test_a_lamps_shadow_offset_is_measured_and_its_shadows_dropped():
+    ref = _canvas()
+    frame = ref.copy()
+    for cx, cy in ((80, 80), (200, 140), (280, 70)):
+        # a hard shadow 0.6 cm down-right of each coloured cube, then the cube
+        frame[cy - 10 + 12: cy + 10 + 12, cx - 10 + 12: cx + 10 + 12] = (ref[0, 0] * 0.4)
+        _square(frame, cx, cy, (40, 160, 60))
+    bg = floor_model(frame, ref, PX, BOX)
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=True)
+    for cx, cy in ((80, 80), (200, 140), (280, 70)):
+        assert strong[cy, cx]
+        assert not strong[cy + 19, cx + 19]  # the shadow's far corner
 
 
 def test_tinted_shadow_direction_is_measured_from_the_floor():
