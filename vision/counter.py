@@ -30,6 +30,11 @@ HALO_PX = 1.5
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
+# A blob with less than this share of its area over the floor is not in the tray.
+IN_TRAY_SHARE = 0.35
+# Without a reference, a blob running along the floor's outline for more than 2.5 cm and on
+# average thinner than this (cm) across is a wall band, not a row of cubes against the wall.
+WALL_BAND_CM = 0.8
 # The frame's lone cubes may make a cube's blob this much smaller or larger than the geometry
 # says (lens, blur, its shadow); the geometry's own guess counts as this many lone cubes.
 SCALE_RANGE = (0.6, 2.0)
@@ -157,21 +162,24 @@ def measure_cubes(
     rect_lin = to_linear(rect)
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
 
-    # A blob belongs to the tray when most of it lies over the floor: a cube against a wall
-    # reaches past the crease in the picture only with its top, a cube on the rim or in the
-    # tower's mouth lies mostly beyond it.
+    # A blob belongs to the tray when enough of it lies over the floor: a cube against a far
+    # wall reaches past the crease in the picture with its top and the side facing the camera
+    # (seen obliquely, more than half of it), a cube on the rim or in the tower's mouth lies
+    # (almost) wholly beyond it.
     x0, y0, x1, y1 = view.floor_box
     candidates = []
     notes: list[str] = []
     for b in blobs(strong, weak):
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
-        if inside < 0.5:
+        if inside < IN_TRAY_SHARE:
             continue
         if _thinnest(b) < 0.45 * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
-        if reference is None and _along_edge(b, view.floor_box) > 2.5 * view.px_per_cm:
-            # a wall band the outline let in: no floor model knows the walls' light; cubes
-            # lying along that wall may be hidden in it
+        hug = _along_edge(b, view.floor_box) if reference is None else 0.0
+        if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:
+            # a wall band the outline let in (long and thinner than a cube along the edge):
+            # no floor model knows the walls' light; cubes lying along that wall may be
+            # hidden in it. A row of cubes against a wall is a cube or more thick.
             if b.area > 1.5 * cube_area:
                 x, y = view.rect_to_image(np.array([b.centroid]))[0]
                 notes.append(f"the tray's edge near ({x:.0f}, {y:.0f}) could not be read "
@@ -250,6 +258,13 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
     if b.weak and est < 0.5:
         return []  # a faint small change: a crumb of shadow, not a cube
     n = max(1, round(est))
+    frac = est - np.floor(est)
+    if est > 1.3 and 0.3 < frac < 0.7:
+        # between two counts by area (shadows, overlap): the count of cube-wide cores decides
+        # when it is one of the two
+        cores = _cores(b.mask, view.px_per_cm)
+        if int(np.floor(est)) <= cores <= int(np.ceil(est)):
+            n = cores
     why = None
     if (n > 1 and abs(est - n) > 0.35) or est < 0.45:
         why = "split"
@@ -297,6 +312,21 @@ def _frame_scale(ratios: list[float]) -> float:
             break
         scale = float(np.exp(np.log(single).sum() / (len(single) + SCALE_PRIOR)))
     return float(np.clip(scale, *SCALE_RANGE))
+
+
+def _cores(mask: np.ndarray, px_per_cm: float) -> int:
+    """How many cube-wide cores a blob has: peaks of its distance to the outline at least a
+    third of a cube from it, apart by more than half a cube (touching cubes meet at a waist;
+    a shadow or a shaded side is thinner than a cube)."""
+    ys, xs = np.nonzero(mask)
+    y0, x0 = ys.min(), xs.min()
+    crop = np.zeros((ys.max() - y0 + 3, xs.max() - x0 + 3), np.uint8)
+    crop[ys - y0 + 1, xs - x0 + 1] = 1
+    dt = cv2.distanceTransform(crop, cv2.DIST_L2, 5)
+    k = max(3, round(0.5 * px_per_cm) | 1)
+    peak = (dt >= cv2.dilate(dt, np.ones((k, k), np.uint8))) & (dt >= px_per_cm / 3.0)
+    n, _ = cv2.connectedComponents(peak.astype(np.uint8), connectivity=8)
+    return n - 1
 
 
 def _interior(mask: np.ndarray, px_per_cm: float) -> np.ndarray:

@@ -153,12 +153,40 @@ def floor_model(
 ) -> np.ndarray:
     """The bare floor (and walls) in linear light, from the reference or from the frame."""
     if ref_rect is not None:
-        rect_lin = to_linear(rect)
-        ref_lin = to_linear(ref_rect)
-        ratio = (rect_lin[::3, ::3] + NOISE_FLOOR) / (ref_lin[::3, ::3] + NOISE_FLOOR)
-        gain = np.median(ratio.reshape(-1, 3), axis=0)  # exposure / white-balance drift
-        return ref_lin * gain
+        return _tone_matched(rect, ref_rect)
     return estimate_floor(rect, px_per_cm, floor_box)
+
+
+def _tone_matched(rect: np.ndarray, ref_rect: np.ndarray, bins: int = 8) -> np.ndarray:
+    """The empty tray as this frame's camera would show it now (linear light).
+
+    Between the two frames the camera's exposure and white balance drift, and because its tone
+    curve is not linear, light and dark parts move by different factors. Per channel, the
+    factor frame / empty tray is taken as a function of the empty tray's value: the median
+    ratio in bins of equal count (robust: the cubes are scattered over all bins, a minority in
+    each), interpolated into a lookup table over the 256 values.
+    """
+    f = to_linear(rect[::3, ::3]).reshape(-1, 3)
+    r_u8 = ref_rect[::3, ::3].reshape(-1, 3)
+    r = to_linear(r_u8)
+    lr = np.log(f + NOISE_FLOOR) - np.log(r + NOISE_FLOOR)
+    ref_lin = to_linear(ref_rect)
+    out = np.empty_like(ref_lin)
+    for c in range(3):
+        order = np.argsort(r_u8[:, c], kind="stable")
+        v, d = r_u8[order, c].astype(np.float32), lr[order, c]
+        centres, gains = [], []
+        for part_v, part_d in zip(np.array_split(v, bins), np.array_split(d, bins), strict=True):
+            if len(part_v):
+                centres.append(float(np.median(part_v)))
+                gains.append(float(np.median(part_d)))
+        centres, idx = np.unique(np.array(centres), return_index=True)
+        lut_log = np.interp(np.arange(256, dtype=np.float32), centres, np.array(gains)[idx])
+        # back to a factor on linear light (the ratio was of light plus the noise offset)
+        lin = to_linear(np.arange(256, dtype=np.uint8))
+        lut = ((lin + NOISE_FLOOR) * np.exp(lut_log) - NOISE_FLOOR).clip(0, None)
+        out[..., c] = lut.astype(np.float32)[ref_rect[..., c]]
+    return out
 
 
 def cube_masks(
@@ -348,34 +376,36 @@ def estimate_floor(
 ) -> np.ndarray:
     """The bare floor under everything, from one frame (no empty-tray reference); linear light.
 
-    Works on a 4x smaller copy (the floor's light changes slowly). A median about three cubes
-    wide gives a first floor that follows shading and shadow edges and ignores scattered cubes;
-    what differs from it is masked out, and a masked Gaussian average (normalised convolution)
-    of the rest fills in under the cubes. Two rounds, so that clusters which fooled the median
-    are masked the second time. Only the floor box is used (walls are other light).
+    Works on a 4x smaller copy of the floor proper (the floor's light changes slowly; the walls
+    are other light and would leak into the floor's edge). A median about three cubes wide
+    gives a first floor that follows shading and shadow edges (a median keeps steps) and
+    ignores scattered cubes; what differs from it is masked out and filled with a masked
+    Gaussian average (normalised convolution) of the floor around it, only there (an average
+    everywhere would smear a lamp's shadow edge into a false change). Two rounds, so that
+    clusters which fooled the median are masked the second time. Beyond the floor the estimate
+    repeats its edge.
     """
     h, w = rect.shape[:2]
     f = 4
-    on_floor = np.ones((h // f, w // f), bool)
-    if floor_box is not None:
-        x0, y0, x1, y1 = (v // f for v in floor_box)
-        on_floor[:] = False
-        on_floor[y0 + 1: y1 - 1, x0 + 1: x1 - 1] = True
+    x0, y0, x1, y1 = floor_box if floor_box is not None else (0, 0, w, h)
+    sx0, sy0, sx1, sy1 = -(-x0 // f), -(-y0 // f), x1 // f, y1 // f
     small_u8 = cv2.resize(rect, (w // f, h // f), interpolation=cv2.INTER_AREA)
-    small = to_linear(small_u8)
+    floor_u8 = np.ascontiguousarray(small_u8[sy0:sy1, sx0:sx1])
+    small = to_linear(floor_u8)
     k = int(3 * px_per_cm / f) | 1
-    bg = to_linear(cv2.medianBlur(small_u8, k))
+    bg = to_linear(cv2.medianBlur(floor_u8, k))
     sigma = 1.0 * px_per_cm / f
     grow = np.ones((3, 3), np.uint8)
     for _ in range(2):
         fg = cv2.dilate(_difference(small, bg), grow)
-        keep = (fg == 0) & on_floor
+        keep = fg == 0
         if keep.sum() < 0.2 * keep.size:
             break
         mk = keep.astype(np.float32)
         num = cv2.GaussianBlur(small * mk[..., None], (0, 0), sigma)
         den = cv2.GaussianBlur(mk, (0, 0), sigma)[..., None]
-        bg = np.where(den > 0.05, num / np.maximum(den, 1e-4), bg)
+        bg = np.where((den > 0.05) & (fg[..., None] > 0), num / np.maximum(den, 1e-4), bg)
+    bg = cv2.copyMakeBorder(bg, sy0, h // f - sy1, sx0, w // f - sx1, cv2.BORDER_REPLICATE)
     return cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR)
 
 

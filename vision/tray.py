@@ -29,6 +29,13 @@ TRAY_CM = (16.0, 10.0)  # inner floor, long side x short side
 PX_PER_CM = 20.0  # resolution of the rectified floor: a cube's top is 20 x 20 px
 MARGIN_CM = 1.0  # band kept around the floor in the rectified view
 
+# A wall's inner face let into the outline: a band differing by more than WALL_STEP (log
+# lightness) from the floor, up to WALL_MAX_CM wide, ending in a step sharper than
+# WALL_CREASE_CM (the crease; soft shadows fade over more).
+WALL_STEP = 0.4
+WALL_MAX_CM = 2.5
+WALL_CREASE_CM = 0.15
+
 _WORK_WIDTH = 576  # the floor is found on a copy this wide
 
 
@@ -423,6 +430,69 @@ def _plausible(quad: np.ndarray) -> float:
     return max(0.0, worst)
 
 
+def _band_width(profile: np.ndarray, px_per_cm: float) -> int:
+    """Width (px) of a wall band at the start of a lightness profile taken inward from a side,
+    or 0.
+
+    ``profile`` is the log lightness, row by row from the side inward. A wall's inner face
+    seen beyond the crease is a band that differs clearly (``WALL_STEP``) from the floor next
+    to it and ends in a sharp step (the crease: within ``WALL_CREASE_CM``) onto floor that is
+    level for half a centimetre; shading and the soft shadows of walls and tower fade instead.
+    """
+    step = int(np.ceil(WALL_CREASE_CM * px_per_cm))
+    stay = int(0.5 * px_per_cm)
+    start = max(1, int(0.1 * px_per_cm))
+    best = 0
+    for d in range(int(0.25 * px_per_cm), min(len(profile) - step - stay,
+                                              int(WALL_MAX_CM * px_per_cm))):
+        after = profile[d + step: d + step + stay]
+        level = float(np.median(after))
+        band = float(np.median(profile[start:d]))
+        jump = abs(band - level)
+        # the whole step within ``step`` px: band level just before it, floor level just after
+        if (jump < WALL_STEP
+                or abs(profile[d - 1] - band) > 0.25 * jump
+                or abs(profile[d + step] - level) > 0.25 * jump
+                or float(after.max() - after.min()) > 0.5 * WALL_STEP):
+            continue
+        best = d + step // 2
+    return best
+
+
+def trim_walls(view: TrayView, image: np.ndarray) -> TrayView:
+    """Move each side of the floor's outline in past a wall band it let in.
+
+    An outline found on the rim or the wall's top rather than the crease takes the wall's inner
+    face for floor. On the rectified view, per side, the median lightness of each row inward
+    (over the middle 80 % of the side, so cubes along it do not count) shows such a face as a
+    band with a sharp step at the crease (``_band_width``); the side is moved onto the step and
+    the view rebuilt from the new corners. An outline given by hand is left alone.
+    """
+    rect = view.rectify(image)
+    lum = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32) / 255.0
+    lum = np.log(lum**2.2 + 0.01)
+    x0, y0, x1, y1 = view.floor_box
+    ppc = view.px_per_cm
+    n = int((WALL_MAX_CM + 1.5) * ppc)
+    w10, h10 = (x1 - x0) // 10, (y1 - y0) // 10
+    strips = {
+        "top": lum[y0: y0 + n, x0 + w10: x1 - w10],
+        "bottom": lum[y1 - n: y1, x0 + w10: x1 - w10][::-1],
+        "left": lum[y0 + h10: y1 - h10, x0: x0 + n].T,
+        "right": lum[y0 + h10: y1 - h10, x1 - n: x1].T[::-1],
+    }
+    cut = {side: _band_width(np.median(strip, axis=1), ppc) for side, strip in strips.items()}
+    if not any(cut.values()):
+        return view
+    box = np.array([
+        [x0 + cut["left"], y0 + cut["top"]], [x1 - 1 - cut["right"], y0 + cut["top"]],
+        [x1 - 1 - cut["right"], y1 - 1 - cut["bottom"]], [x0 + cut["left"], y1 - 1 - cut["bottom"]],
+    ], np.float64)
+    corners = view.rect_to_image(box)
+    return view_from_corners(corners, px_per_cm=ppc, auto=view.auto,
+                             margin_cm=view.margin / ppc, image_size=view.image_size)
+
+
 def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     """Find the tray floor automatically; VisionError when nothing tray-like is in view."""
     h, w = image.shape[:2]
@@ -446,6 +516,5 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
         raise VisionError("tray not found: no tray-sized outline")
     if best[0][0] > 25:
         raise VisionError("tray not found: the outline found is not a tray's shape")
-    return view_from_corners(
-        best[1] / scale, px_per_cm=px_per_cm, auto=True, image_size=(w, h)
-    )
+    view = view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True, image_size=(w, h))
+    return trim_walls(view, image)

@@ -130,3 +130,14 @@ def test_split_into_one_is_the_blob():
     m[2:5, 2:5] = True
     b = Blob(m, 9.0, (3.0, 3.0), (2, 2, 3, 3))
     assert split_blob(b, 1)[0] is m
+
+
+def test_a_nonlinear_exposure_change_is_not_a_cube():
+    # the camera's tone curve moves light and dark parts of the empty tray by different factors
+    ref = _canvas()
+    ref[:, :180] = (60, 70, 80)  # a dark half (a shadow in both frames)
+    lin = (ref / 255.0) ** 2.2
+    frame = (np.clip((lin * 1.6) ** (1 / 2.2 * 0.9), 0, 1) * 255).astype(np.uint8)
+    strong, weak = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX,
+                              have_reference=True)
+    assert strong.sum() + weak.sum() < 0.2 * PX * PX

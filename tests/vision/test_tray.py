@@ -12,6 +12,7 @@ from vision.tray import (
     find_tray,
     order_corners,
     rectangle_aspect,
+    trim_walls,
     view_from_corners,
 )
 
@@ -109,3 +110,31 @@ def test_a_frame_without_a_tray_is_a_clear_error():
     gradient = np.dstack([(xx / 3) % 256, (yy / 2) % 256, np.full_like(xx, 90)]).astype(np.uint8)
     with pytest.raises(VisionError, match="tray"):
         find_tray(gradient)
+
+
+def _floor_with_wall_band(band_px: int, blur: float = 0.0) -> np.ndarray:
+    """A straight-down frame at 30 px/cm: floor 16 x 10 cm at (100, 60), of which the right
+    ``band_px`` are a wall's shaded inner face (the outline below was put on the rim)."""
+    img = np.full((420, 700, 3), (60, 70, 80), np.uint8)
+    img[60:360, 100:580] = (150, 180, 210)
+    img[60:360, 580 - band_px:580] = (50, 60, 70)
+    if blur:
+        import cv2
+
+        img = cv2.GaussianBlur(img, (0, 0), blur)
+    return img
+
+
+def test_a_wall_face_let_into_the_outline_is_trimmed_at_its_crease():
+    img = _floor_with_wall_band(45)  # 1.5 cm
+    outline = [(100, 60), (579, 60), (579, 359), (100, 359)]
+    view = trim_walls(view_from_corners(outline, image_size=(700, 420)), img)
+    xs = sorted(view.corners[:, 0])
+    assert abs(xs[-1] - (579 - 45)) < 4 and abs(xs[0] - 100) < 2
+
+
+def test_a_soft_band_is_shading_not_a_wall_and_stays():
+    img = _floor_with_wall_band(45, blur=6.0)  # a penumbra 0.2 cm (sigma) wide
+    outline = [(100, 60), (579, 60), (579, 359), (100, 359)]
+    view = view_from_corners(outline, image_size=(700, 420))
+    assert trim_walls(view, img) is view
