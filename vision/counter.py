@@ -24,6 +24,11 @@ from vision.tray import TrayView, find_tray, view_from_corners
 
 # Below this a cube is reported as uncertain.
 UNSURE_BELOW = 0.6
+# A cube's colour is also uncertain when it lies further than FAR_SD spreads from its colour's
+# reference (beyond how any colour was seen to vary), or when another colour's reference is
+# less than BETWEEN_SD spreads further away than its own.
+FAR_SD = 4.0
+BETWEEN_SD = 1.0
 # A cube's outline in the picture is widened by blur, JPEG and its contact shadow by about this
 # much (rectified px, i.e. 0.075 cm) all round.
 HALO_PX = 1.5
@@ -221,6 +226,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
     for c in cubes:
         c["lab"] = lab_from_linear(c["ratio"][None] / gains)[0]
         c["p"] = model.probabilities(c["lab"][None])[0]
+        c["d"] = model.distances(c["lab"][None])[0]
 
     if bounds:
         _apply_bounds(cubes, bounds, warnings)
@@ -229,10 +235,15 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
     for c in cubes:
         k = int(np.argmax(c["p"]))
         conf = float(c["p"][k])
-        if c["ambiguous"]:
+        # a colour far from every reference, or about as near to another, is a guess however
+        # the probabilities (which only compare the colours) come out
+        others = np.delete(c["d"], k)
+        far = c["d"][k] > FAR_SD
+        between = c["d"][k] > float(others.min()) - BETWEEN_SD
+        if c["ambiguous"] or far or between:
             conf *= 0.6
         x, y = c["xy"]
-        unsure = conf < UNSURE_BELOW or c["ambiguous"]
+        unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between
         if unsure:
             second = COLOURS[int(np.argsort(c["p"])[-2])]
             if c["why"] == "split":
@@ -243,6 +254,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             elif c["why"] == "edge":
                 warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tray's "
                                 "edge: in the tray or on its rim?")
+            elif far and not between:
+                warnings.append(f"a cube near ({x:.0f}, {y:.0f}) is named {COLOURS[k]} but is "
+                                "unlike every cube colour (light or print unusual?)")
             else:
                 warnings.append(
                     f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]} but could be {second}"
