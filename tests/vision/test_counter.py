@@ -140,15 +140,17 @@ def test_white_cube_in_glare(reference):
     assert reading.counts == synth.counts(truth) or reading.uncertain
 
 
-@pytest.mark.xfail(reason="known miss: green on a dark print is named yellow, and surely",
-                   strict=True)
-def test_green_on_a_dark_print():
+def test_green_on_a_dark_print_is_right_or_unsure():
+    # was a known miss (named yellow, and surely): it now lies far from every reference and
+    # says so
     scene = synth.Scene(
         cubes=[("black", 4, 4, 10), ("brown", 8, 5, 30), ("blue", 12, 3, 0), ("green", 6, 7, 5)],
         print_rgb=synth.PRINTS_RGB["dark"], table_rgb=(200, 195, 190),
     )
     reading, truth = _run(scene)
     assert reading.counts == synth.counts(truth) or reading.uncertain
+    if reading.counts != synth.counts(truth):
+        assert any("unlike every" in w or "could be" in w for w in reading.warnings)
 
 
 def test_bounds_rename_the_least_certain_cube():
