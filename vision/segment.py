@@ -252,28 +252,7 @@ def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
     strong = (chroma > chroma_step) | (_channel_max(lr) > bright)
     strong = _clean(strong.astype(np.uint8), 0.2 * cube_px)
     neutral = _clean(((t < -dark) & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
-    # pieces too large to be cubes and their shadows are shadows cast by something else
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(neutral, connectivity=8)
-    small = stats[:, cv2.CC_STAT_AREA] <= SHADOW_CM2 * cube_px
-    small[0] = False
-    neutral = small[labels].astype(np.uint8)
-    shift = _shadow_shift(strong, neutral, px_per_cm)
-    cast = np.zeros_like(strong)
-    if shift is not None:
-        # colourless darkening where a coloured cube's shadow falls (swept along the offset),
-        # and the far band of every piece as deep as the shadow is long (a dark cube's shadow)
-        dx, dy = shift
-        body = strong | neutral
-        band = neutral & ~_shifted(body, -dx, -dy)
-        # ...but a dark piece that the band would take whole is a dark cube, shadow and all
-        n, labels = cv2.connectedComponents(neutral, connectivity=8)
-        left = np.bincount(labels[(neutral > 0) & (band == 0)], minlength=n)
-        band &= (left >= 0.6 * cube_px)[labels].astype(np.uint8)
-        cast = band
-        for frac in (0.25, 0.5, 0.75, 1.0):
-            cast |= _shifted(strong, round(frac * dx), round(frac * dy))
-        cast = neutral & cast
-        neutral &= ~cast
+    neutral, cast = _without_shadows(strong, neutral, px_per_cm)
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     faint = (chroma > np.maximum(WEAK_CHROMA, 3 * noise_c)) | (
         np.abs(t) > np.maximum(REF_FAINT, 3 * noise_t))
@@ -282,6 +261,38 @@ def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
     weak = np.zeros_like(strong)
     _add_pieces(weak, faint, 3 * cube_px)
     return strong, weak
+
+
+def _without_shadows(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):
+    """(cube-like darkening, cast shadow): colourless darkening ``neutral`` beside the coloured
+    cube pixels ``strong``, split into what may be cubes and what is shadow.
+
+    Pieces too large to be cubes and their shadows (``SHADOW_CM2``) are shadows cast by
+    something else. When a lamp throws the cubes' shadows one common way
+    (``_shadow_shift``), the darkening where a coloured cube's shadow falls (swept along the
+    offset), and the far band of every piece as deep as the shadow is long (a dark cube's
+    shadow) is shadow too, unless that band would take a dark piece whole (a dark cube).
+    """
+    cube_px = px_per_cm * px_per_cm
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(neutral, connectivity=8)
+    small = stats[:, cv2.CC_STAT_AREA] <= SHADOW_CM2 * cube_px
+    small[0] = False
+    neutral = small[labels].astype(np.uint8)
+    cast = np.zeros_like(strong)
+    shift = _shadow_shift(strong, neutral, px_per_cm)
+    if shift is not None:
+        dx, dy = shift
+        body = strong | neutral
+        band = neutral & ~_shifted(body, -dx, -dy)
+        n, labels = cv2.connectedComponents(neutral, connectivity=8)
+        left = np.bincount(labels[(neutral > 0) & (band == 0)], minlength=n)
+        band &= (left >= 0.6 * cube_px)[labels].astype(np.uint8)
+        cast = band
+        for frac in (0.25, 0.5, 0.75, 1.0):
+            cast |= _shifted(strong, round(frac * dx), round(frac * dy))
+        cast = neutral & cast
+        neutral = neutral & ~cast
+    return neutral, cast
 
 
 def _noise_maps(t: np.ndarray, chroma: np.ndarray, bg_lin: np.ndarray, bins: int = 6):
