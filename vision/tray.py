@@ -445,6 +445,8 @@ def _band_width(profile: np.ndarray, px_per_cm: float) -> int:
     best = 0
     for d in range(int(0.25 * px_per_cm), min(len(profile) - step - stay,
                                               int(WALL_MAX_CM * px_per_cm))):
+        if abs(profile[d - 1] - profile[d + step]) < 0.75 * WALL_STEP:
+            continue  # no step here (cheap test first)
         after = profile[d + step: d + step + stay]
         level = float(np.median(after))
         band = float(np.median(profile[start:d]))
