@@ -223,3 +223,29 @@ def test_tray_corners_are_the_floor_corners_in_order(oblique):
     assert side[0] + side[2] > side[1] + side[3]
     cross = np.cross(got[1] - got[0], got[2] - got[1])
     assert cross > 0  # clockwise on screen (y down)
+
+
+def test_frame_scale_follows_the_lone_cubes_and_ignores_clusters():
+    from vision.counter import SCALE_RANGE, _frame_scale
+
+    # lone cubes 40 % larger than the geometry says (a lamp's shadows), and one pair
+    s = _frame_scale([1.4, 1.35, 1.45, 1.38, 2.9])
+    assert 1.3 < s < 1.45
+    assert _frame_scale([]) == 1.0
+    assert _frame_scale([3.0]) == 1.0  # a cluster alone says nothing about a lone cube
+    assert SCALE_RANGE[0] <= _frame_scale([0.1, 9.0]) <= SCALE_RANGE[1]
+
+
+def test_cores_count_touching_cubes_by_their_waist():
+    import cv2
+
+    from vision.counter import _cores
+
+    mask = np.zeros((100, 120), np.uint8)
+    cv2.rectangle(mask, (20, 30), (39, 49), 1, -1)  # two 1 cm cubes (20 px/cm) corner to
+    cv2.rectangle(mask, (38, 48), (57, 67), 1, -1)  # corner
+    assert _cores(mask > 0, 20.0) == 2
+    one = np.zeros((100, 120), np.uint8)
+    cv2.rectangle(one, (20, 30), (39, 49), 1, -1)
+    cv2.rectangle(one, (40, 35), (49, 44), 1, -1)  # a shadow half a cube wide beside it
+    assert _cores(one > 0, 20.0) == 1
