@@ -35,6 +35,10 @@ HALO_PX = 1.5
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
+# A lone cube's blob is nearly convex and about square (its top, a side or two, its shadow);
+# one less solid or longer than this is flagged (a cube, or light the floor model missed?).
+SOLID_MIN = 0.85
+ASPECT_MAX = 1.8
 # A blob with less than this share of its area over the floor is not in the tray.
 IN_TRAY_SHARE = 0.35
 # Without a reference, a blob running along the floor's outline for more than 2.5 cm and on
@@ -251,6 +255,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             elif c["why"] == "faint":
                 warnings.append(f"something faint near ({x:.0f}, {y:.0f}) may be a {COLOURS[k]} "
                                 "cube or a shadow")
+            elif c["why"] == "shape":
+                warnings.append(f"something near ({x:.0f}, {y:.0f}) is not cube-shaped: a "
+                                f"{COLOURS[k]} cube, or a change in the light?")
             elif c["why"] == "edge":
                 warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tray's "
                                 "edge: in the tray or on its rim?")
@@ -286,6 +293,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
         why = "faint"
     elif b.edge:
         why = "edge"
+    elif n == 1 and not _compact(b.mask):
+        why = "shape"
     out = []
     inner = _interior(b.mask, view.px_per_cm)
     for m in split_blob(b, n):
@@ -326,6 +335,18 @@ def _frame_scale(ratios: list[float]) -> float:
             break
         scale = float(np.exp(np.log(single).sum() / (len(single) + SCALE_PRIOR)))
     return float(np.clip(scale, *SCALE_RANGE))
+
+
+def _compact(mask: np.ndarray) -> bool:
+    """Whether a blob is shaped like one cube seen from above: nearly convex (area over hull
+    above ``SOLID_MIN``) and not long (sides of its smallest box within ``ASPECT_MAX``)."""
+    contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)
+    cnt = max(contours, key=cv2.contourArea)
+    hull = cv2.contourArea(cv2.convexHull(cnt))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(cnt)
+    solid = np.count_nonzero(mask) / max(hull, 1.0)
+    return solid >= SOLID_MIN and max(rw, rh) <= ASPECT_MAX * max(min(rw, rh), 1.0)
 
 
 def _cores(mask: np.ndarray, px_per_cm: float) -> int:
