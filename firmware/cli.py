@@ -69,7 +69,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         config = with_overrides(
             load_config(args.config), source=args.source, data_dir=args.data_dir
         )
-        source = choose_source(config.camera.source)
+        camera = config.camera
+        source = choose_source(camera.source, (camera.width, camera.height))
     except (ConfigError, SourceError) as exc:
         print(f"cubetower calibrate: {exc}", file=sys.stderr)
         return 2

@@ -62,12 +62,12 @@ def save_image_atomically(path: Path, image: np.ndarray) -> None:
     os.replace(partial, path)
 
 
-def choose_source(spec: str) -> FrameSource:
+def choose_source(spec: str, size: tuple[int, int] = (1152, 648)) -> FrameSource:
     """``auto`` means the Pi camera when there is one, otherwise the demo replay."""
     if spec != "auto":
-        return open_source(spec)
+        return open_source(spec, size)
     try:
-        return open_source("picamera")
+        return open_source("picamera", size)
     except SourceError as exc:
         log.info("no Pi camera (%s); replaying the demo game instead", exc)
         return open_source("demo")
@@ -189,7 +189,8 @@ def build_device(
     config: Config, source: FrameSource | None = None, *, pin_factory=None
 ) -> Device:
     """Everything the device is made of; ``pin_factory`` lets tests use gpiozero's MockFactory."""
-    source = source or choose_source(config.camera.source)
+    camera = config.camera
+    source = source or choose_source(camera.source, (camera.width, camera.height))
     store = Store(config.data_path / "cubetower.sqlite")
     hub = Hub()
     board = TrayBoard(store, hub)

@@ -293,15 +293,18 @@ class PiCameraSource(FrameSource):
             self._camera.close()
 
 
-def open_source(spec: str) -> FrameSource:
-    """Turn ``--source`` text into a source: demo, picamera, webcam[:N] or a folder path."""
+def open_source(spec: str, size: tuple[int, int] = CAPTURE_SIZE) -> FrameSource:
+    """Turn ``--source`` text into a source: demo, picamera, webcam[:N] or a folder path.
+
+    ``size`` (width, height) is what the live cameras are asked to deliver.
+    """
     if spec == "demo":
         return DemoSource()
     if spec == "picamera":
-        return PiCameraSource()
+        return PiCameraSource(size)
     if spec == "webcam" or spec.startswith("webcam:"):
         _, _, index = spec.partition(":")
         if index and not index.isdigit():
             raise SourceError(f"webcam index must be a number, got {index!r}")
-        return WebcamSource(int(index or 0))
+        return WebcamSource(int(index or 0), size)
     return FolderSource(spec)

@@ -186,6 +186,13 @@ def test_picamera_source_asks_for_bgr_frames_and_releases_the_camera(monkeypatch
     assert calls[-2:] == [("stop",), ("close",)]
 
 
+def test_picamera_source_asks_for_the_configured_size(monkeypatch):
+    module, calls = fake_picamera2([{"Model": "imx708"}])
+    monkeypatch.setitem(sys.modules, "picamera2", module)
+    open_source("picamera", (1536, 864)).close()
+    assert ("config", {"size": (1536, 864), "format": "RGB888"}) in calls
+
+
 def test_picamera_source_with_no_camera_attached(monkeypatch):
     module, _ = fake_picamera2([])
     monkeypatch.setitem(sys.modules, "picamera2", module)
