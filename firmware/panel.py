@@ -409,7 +409,7 @@ class NullPanel:
     def show(self, status: Status | str) -> None:
         _check_status(status)
         if status != self._status:
-            log.info("panel (%s): status %s", self.reason, status)
+            log.debug("panel (%s): status %s", self.reason, status)
             self._status = status
 
     def set_light(self, on: bool) -> None:

@@ -433,7 +433,7 @@ def test_open_panel_pin_busy_falls_back_and_frees_what_it_took(factory, rec, cap
 def test_null_panel_has_the_same_methods_and_logs_each_status_once(caplog):
     public = {n for n in dir(Panel) if not n.startswith("_")} - {"config"}
     assert public <= {n for n in dir(NullPanel) if not n.startswith("_")} | {"reason"}
-    with caplog.at_level(logging.INFO, logger="firmware.panel"), NullPanel("test") as panel:
+    with caplog.at_level(logging.DEBUG, logger="firmware.panel"), NullPanel("test") as panel:
         panel.show("waiting")
         panel.show("waiting")
         panel.show("read")
