@@ -77,6 +77,48 @@ def lab_from_linear(bgr_lin: np.ndarray) -> np.ndarray:
     )
 
 
+_RGB2XYZ_INV = np.linalg.inv(_RGB2XYZ).astype(np.float32)
+
+
+def linear_from_lab(lab: np.ndarray) -> np.ndarray:
+    """Linear BGR rows of Lab rows (the inverse of ``lab_from_linear``; may be negative for a
+    colour outside the camera's gamut)."""
+    lab = np.asarray(lab, np.float32).reshape(-1, 3)
+    fy = (lab[:, 0] + 16) / 116
+    f = np.stack([fy + lab[:, 1] / 500, fy, fy - lab[:, 2] / 200], axis=1)
+    xyz = np.where(f > 6 / 29, f**3, (f - 16 / 116) / 7.787) * _WHITE
+    return (xyz @ _RGB2XYZ_INV.T)[:, ::-1]
+
+
+# A channel at or above this (linear; 8-bit 250) may be clipped: the light was at least that.
+CLIPPED = 0.95
+# A cube's colour is the median of its brighter half; when this share of those pixels is clipped
+# in a channel, that median is only a bound. Slightly under a half: the clipped pixels are the
+# brightest ones, so from about a half on they decide the median.
+CENSOR_SHARE = 0.4
+
+
+def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
+    """A cube's colour measurement from its interior pixels and the bare floor behind them.
+
+    ``ratio``: the median cube/floor ratio (``floor_ratio``) of the brighter half (the faces
+    towards the light carry the paint's colour best). ``low`` (bool per B, G, R): the cube's
+    own pixels are clipped there, so the true ratio is at least ``ratio``. ``high``: the floor
+    is clipped there (a bright print in strong light), so the true ratio is at most ``ratio``.
+    Both: that channel says nothing.
+    """
+    pixels_lin = np.asarray(pixels_lin, np.float32).reshape(-1, 3)
+    floor_lin = np.asarray(floor_lin, np.float32).reshape(-1, 3)
+    ratio = floor_ratio(pixels_lin, floor_lin)
+    lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+    top = lum >= np.median(lum)
+    return {
+        "ratio": np.median(ratio[top], axis=0),
+        "low": (pixels_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
+        "high": (floor_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
+    }
+
+
 def floor_ratio(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> np.ndarray:
     """Linear BGR of pixels divided by the floor behind them, scaled to a pale print's albedo."""
     return pixels_lin / np.maximum(floor_lin, 1e-3) * FLOOR_ALBEDO
@@ -103,6 +145,11 @@ class ColourModel:
     spread: dict[str, tuple[float, float, float]] = field(
         default_factory=lambda: dict(DEFAULT_SPREAD)
     )
+    # How far the frame's print and light may move every cube's ratio, as prior sds of the log
+    # factors fitted per frame (``fit_print``): a lightness factor and a blue/red tint. Wide by
+    # default (any print, any light); narrow once a calibration drop measured this session's.
+    light_sigma: float = 0.6
+    tint_sigma: float = 0.2
 
     @classmethod
     def default(cls) -> ColourModel:
@@ -120,37 +167,86 @@ class ColourModel:
         d = (lab[:, None, :] - self.matrix()[None]) / self.sds()[None]
         return np.sqrt((d * d).sum(axis=2))
 
+    def ratio_distances(
+        self, ratios: np.ndarray, gains: np.ndarray, low=None, high=None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Distances (G, N, 7) of cube/floor ratios (N x 3) divided by each row of per-channel
+        factors ``gains`` (G x 3), and their Lab (G, N, 3).
+
+        A censored channel (``low``: the cube clipped, the truth is at least the reading;
+        ``high``: the floor clipped, at most) is compared with each colour only where the
+        reading contradicts it: the reading is moved to that colour's own value within its
+        bound before the Lab distance is taken. A channel censored both ways says nothing.
+        """
+        ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
+        g = np.asarray(gains, np.float32).reshape(-1, 3)
+        n, ng = len(ratios), len(g)
+        m = ratios[None, :, :] / g[:, None, :]
+        labs = lab_from_linear(m.reshape(-1, 3)).reshape(ng, n, 3)
+        ref, sds = self.matrix(), self.sds()
+        d = (labs[:, :, None, :] - ref) / sds
+        dist = np.sqrt((d * d).sum(axis=3))
+        if low is None and high is None:
+            return dist, labs
+        low = np.zeros((n, 3), bool) if low is None else np.asarray(low, bool).reshape(n, 3)
+        high = np.zeros((n, 3), bool) if high is None else np.asarray(high, bool).reshape(n, 3)
+        idx = np.nonzero(low.any(axis=1) | high.any(axis=1))[0]
+        if len(idx) == 0:
+            return dist, labs
+        r = np.maximum(linear_from_lab(ref), 1e-4)[None, None]  # (1, 1, 7, 3)
+        mm = np.broadcast_to(m[:, idx, None, :], (ng, len(idx), len(COLOURS), 3))
+        lo, hi = low[idx][None, :, None, :], high[idx][None, :, None, :]
+        mm = np.where(hi, np.minimum(mm, r), mm)
+        mm = np.where(lo, np.maximum(mm, r), mm)
+        mm = np.where(lo & hi, r, mm)
+        labc = lab_from_linear(mm.reshape(-1, 3)).reshape(mm.shape)
+        dc = (labc - ref) / sds
+        dist[:, idx, :] = np.sqrt((dc * dc).sum(axis=3))
+        return dist, labs
+
     def log_likelihood(self, lab: np.ndarray) -> np.ndarray:
-        d = self.distances(lab)
-        return -0.5 * d * d - np.log(self.sds()).sum(axis=1)[None]
+        return self._loglik(self.distances(lab))
+
+    def _loglik(self, d: np.ndarray) -> np.ndarray:
+        return -0.5 * d * d - np.log(self.sds()).sum(axis=1)
 
     def probabilities(self, lab: np.ndarray) -> np.ndarray:
         """A soft assignment (N, 7): Gaussian likelihoods, normalised."""
-        logit = self.log_likelihood(lab)
-        logit -= logit.max(axis=1, keepdims=True)
-        p = np.exp(logit)
-        return p / p.sum(axis=1, keepdims=True)
+        return _softmax(self.log_likelihood(lab))
 
-    def _costs(self, ratios: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    def _costs(self, ratios, gains, low=None, high=None) -> np.ndarray:
         """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
         g = np.asarray(gains, np.float32).reshape(-1, 3)
-        labs = lab_from_linear((ratios[None, :, :] / g[:, None, :]).reshape(-1, 3))
-        dist = self.distances(labs)
-        d = dist.min(axis=1).reshape(len(g), len(ratios))
+        dist, labs = self.ratio_distances(ratios, g, low, high)
+        d = dist.min(axis=2)
         cost = np.minimum(d * d, 9.0).sum(axis=1)
         if len(ratios) > 1:
             # A common factor never changes which cube is the lighter: names that reverse the
             # measured order by a wide margin (a cube called black that is lighter than one
-            # called red) are as bad as an outlier, per pair.
-            ref_l = self.matrix()[:, 0][dist.argmin(axis=1)].reshape(len(g), len(ratios))
-            lum = labs[:, 0].reshape(len(g), len(ratios))
+            # called red) are as bad as an outlier, per pair. Cubes with a clipped channel
+            # have no exact lightness and take no part.
+            ref_l = self.matrix()[:, 0][dist.argmin(axis=2)]
+            lum = labs[:, :, 0]
+            if low is not None or high is not None:
+                cens = np.zeros(len(ratios), bool)
+                for x in (low, high):
+                    if x is not None:
+                        cens |= np.asarray(x, bool).reshape(-1, 3).any(axis=1)
+                lum = np.where(cens[None], np.nan, lum)
             darker = ref_l[:, :, None] + ORDER_MARGIN < ref_l[:, None, :]
-            lighter = lum[:, :, None] > lum[:, None, :] + 0.25 * ORDER_MARGIN
+            with np.errstate(invalid="ignore"):
+                lighter = lum[:, :, None] > lum[:, None, :] + 0.25 * ORDER_MARGIN
             cost = cost + 9.0 * (darker & lighter).sum(axis=(1, 2))
         return cost
 
     def fit_print(
-        self, ratios: np.ndarray, light_sigma: float = 0.6, tint_sigma: float = 0.2
+        self,
+        ratios: np.ndarray,
+        light_sigma: float | None = None,
+        tint_sigma: float | None = None,
+        *,
+        low=None,
+        high=None,
     ) -> np.ndarray:
         """Per-channel factors (B, G, R) that best explain a frame's cube colours.
 
@@ -158,22 +254,27 @@ class ColourModel:
         lighter by one factor; a print of another hue (grey, white, pink) tints every cube the
         same way. Both are fitted to the frame's cubes as a lightness factor and a blue/red
         tint against green, each held near "as assumed" by a log-normal prior, so that a frame
-        with one or two cubes keeps the defaults.
+        with one or two cubes keeps the defaults. Clipped channels (``low``/``high``, see
+        ``ratio_distances``) count only as bounds.
         """
+        light_sigma = self.light_sigma if light_sigma is None else light_sigma
+        tint_sigma = self.tint_sigma if tint_sigma is None else tint_sigma
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         if len(ratios) == 0:
             return np.ones(3, np.float32)
-        logk = np.linspace(-1.6, 1.6, 33)
-        tints = np.linspace(-0.5, 0.5, 11)
+        span_k = min(1.6, 3.0 * light_sigma)
+        span_t = min(0.5, 3.0 * tint_sigma)
+        logk = np.linspace(-span_k, span_k, 33)
+        tints = np.linspace(-span_t, span_t, 11)
         tb, tr = np.meshgrid(tints, tints, indexing="ij")
         tb, tr = tb.ravel(), tr.ravel()
         k, b_, r_ = 0.0, 0.0, 0.0
         for _ in range(2):
             g = np.exp(np.stack([logk + b_, logk, logk + r_], axis=1))
-            cost = self._costs(ratios, g) + (logk / light_sigma) ** 2
+            cost = self._costs(ratios, g, low, high) + (logk / light_sigma) ** 2
             k = float(logk[int(np.argmin(cost))])
             g = np.exp(np.stack([k + tb, np.full_like(tb, k), k + tr], axis=1))
-            cost = self._costs(ratios, g) + (k / light_sigma) ** 2
+            cost = self._costs(ratios, g, low, high) + (k / light_sigma) ** 2
             cost += (tb * tb + tr * tr) / tint_sigma**2
             j = int(np.argmin(cost))
             b_, r_ = float(tb[j]), float(tr[j])
@@ -188,10 +289,36 @@ class ColourModel:
         cost = self._costs(ratios, np.exp(np.repeat(logk[:, None], 3, axis=1)))
         return float(np.exp(logk[int(np.argmin(cost + (logk / prior_sigma) ** 2))]))
 
+    def name_cubes(self, cubes: list[dict]) -> list[str]:
+        """Name a frame's cubes together: fit the frame's print and light to all of them, then
+        give each ``lab`` (after the fit), ``p`` (7 probabilities), ``d`` (7 spread-scaled
+        distances, clipped channels as bounds) and ``gains``. Each cube dict needs ``ratio``;
+        ``low``/``high`` (clipping, see ``cube_colour``) are optional. Returns warnings in
+        words (cubes whose colour the clipped light hides).
+        """
+        if not cubes:
+            return []
+        ratios = np.array([c["ratio"] for c in cubes], np.float32).reshape(-1, 3)
+        low = np.array([c.get("low", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
+        high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
+        gains = self.fit_print(ratios, low=low, high=high)
+        dist, labs = self.ratio_distances(ratios, gains[None], low, high)
+        p = _softmax(self._loglik(dist[0]))
+        warnings = []
+        for i, c in enumerate(cubes):
+            c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], dist[0, i], gains
+            if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
+                x, y = c["xy"]
+                warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
+                                "the floor around it: its colour is hard to tell")
+        return warnings
+
     def to_dict(self) -> dict:
         return {
             "refs": {k: [float(x) for x in v] for k, v in self.refs.items()},
             "spread": {k: [float(x) for x in v] for k, v in self.spread.items()},
+            "light_sigma": float(self.light_sigma),
+            "tint_sigma": float(self.tint_sigma),
         }
 
     @classmethod
@@ -201,4 +328,15 @@ class ColourModel:
         spread = {
             k: tuple(float(x) for x in spread_in.get(k, DEFAULT_SPREAD[k])) for k in COLOURS
         }
-        return cls(refs, spread)
+        return cls(
+            refs,
+            spread,
+            float(d.get("light_sigma", cls.light_sigma)),
+            float(d.get("tint_sigma", cls.tint_sigma)),
+        )
+
+
+def _softmax(logit: np.ndarray) -> np.ndarray:
+    logit = logit - logit.max(axis=-1, keepdims=True)
+    p = np.exp(logit)
+    return p / p.sum(axis=-1, keepdims=True)
