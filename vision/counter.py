@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from vision.calibration import Calibration
-from vision.colours import ColourModel, floor_ratio, lab_from_linear, to_linear
+from vision.colours import ColourModel, cube_colour, to_linear
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, TrayReading
 from vision.segment import blobs, cube_masks, floor_model, split_blob
@@ -226,11 +226,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
     view, cubes, notes = measure_cubes(image, reference, calibration=calibration)
     model = calibration.colours if calibration is not None else ColourModel.default()
     warnings: list[str] = list(notes)
-    gains = model.fit_print(np.array([c["ratio"] for c in cubes])) if cubes else np.ones(3)
-    for c in cubes:
-        c["lab"] = lab_from_linear(c["ratio"][None] / gains)[0]
-        c["p"] = model.probabilities(c["lab"][None])[0]
-        c["d"] = model.distances(c["lab"][None])[0]
+    warnings += model.name_cubes(cubes)  # sets each cube's lab, p, d (vision.colours)
 
     if bounds:
         _apply_bounds(cubes, bounds, warnings)
@@ -304,13 +300,10 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
         # colour from well inside the outline (the outline is widened by blur and its shadow)
         core = m & inner
         cy, cx = np.nonzero(core) if np.count_nonzero(core) >= 0.25 * len(xs) else (ys, xs)
-        ratio = floor_ratio(rect_lin[cy, cx], bg_lin[cy, cx])
-        # The faces towards the light (usually the top) carry the paint's colour best.
-        lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
-        top = ratio[lum >= np.median(lum)]
         x, y = view.rect_to_image(np.array([[xs.mean(), ys.mean()]]))[0]
         out.append({
-            "ratio": np.median(top, axis=0),
+            # ratio over the floor of the brighter half, and its clipped channels
+            **cube_colour(rect_lin[cy, cx], bg_lin[cy, cx]),
             "xy": (float(x), float(y)),
             "ambiguous": why is not None,
             "why": why,
