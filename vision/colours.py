@@ -98,6 +98,12 @@ CLIPPED = 0.95
 CENSOR_SHARE = 0.4
 
 
+# A clipped floor is taken to be at most this much brighter than it reads (one stop). Auto
+# exposure keeps the frame's mean well under full scale and the floor is most of the frame, so
+# only a bright print in a bright spot clips, and not by much.
+FLOOR_OVER = 2.0
+
+
 def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
     """A cube's colour measurement from its interior pixels and the bare floor behind them.
 
@@ -174,9 +180,10 @@ class ColourModel:
         factors ``gains`` (G x 3), and their Lab (G, N, 3).
 
         A censored channel (``low``: the cube clipped, the truth is at least the reading;
-        ``high``: the floor clipped, at most) is compared with each colour only where the
-        reading contradicts it: the reading is moved to that colour's own value within its
-        bound before the Lab distance is taken. A channel censored both ways says nothing.
+        ``high``: the floor clipped, the truth is at most the reading and at least the reading
+        over ``FLOOR_OVER``) is compared with each colour only where the reading contradicts
+        it: the reading is moved to that colour's own value within its interval before the
+        Lab distance is taken.
         """
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         g = np.asarray(gains, np.float32).reshape(-1, 3)
@@ -194,11 +201,13 @@ class ColourModel:
         if len(idx) == 0:
             return dist, labs
         r = np.maximum(linear_from_lab(ref), 1e-4)[None, None]  # (1, 1, 7, 3)
-        mm = np.broadcast_to(m[:, idx, None, :], (ng, len(idx), len(COLOURS), 3))
+        mm = m[:, idx, None, :]
         lo, hi = low[idx][None, :, None, :], high[idx][None, :, None, :]
-        mm = np.where(hi, np.minimum(mm, r), mm)
-        mm = np.where(lo, np.maximum(mm, r), mm)
-        mm = np.where(lo & hi, r, mm)
+        # the interval the true ratio lies in: a clipped cube may be any brighter; a clipped
+        # floor at most FLOOR_OVER brighter than read, so the ratio at most that much lower
+        top = np.where(lo, np.inf, mm)
+        bottom = np.where(hi, mm / FLOOR_OVER, mm)
+        mm = np.clip(r, bottom, top)
         labc = lab_from_linear(mm.reshape(-1, 3)).reshape(mm.shape)
         dc = (labc - ref) / sds
         dist[:, idx, :] = np.sqrt((dc * dc).sum(axis=3))
