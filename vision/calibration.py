@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.colours import ColourModel
+from vision.colours import ColourModel, lab_from_linear, linear_from_lab
 from vision.errors import VisionError
 from vision.reading import COLOURS
 
@@ -66,6 +66,13 @@ class Calibration:
             raise VisionError(f"calibration file is not valid: {path}") from exc
 
 
+# Once a calibration drop has measured this session's print and light, a frame may still
+# differ from it by the light's drift over the evening (the empty tray's tone matching takes out
+# the camera's exposure and white balance): the per-frame fit is held this close (log sds).
+CALIBRATED_LIGHT_SIGMA = 0.4
+CALIBRATED_TINT_SIGMA = 0.15
+
+
 def refine_colours(
     model: ColourModel, samples: dict[str, list], weight: float = 0.8
 ) -> ColourModel:
@@ -81,7 +88,17 @@ def refine_colours(
         m = np.median(np.asarray(labs, np.float32).reshape(-1, 3), axis=0)
         old = np.asarray(refs[colour], np.float32)
         refs[colour] = tuple(float(v) for v in (1 - weight) * old + weight * m)
-    return ColourModel(refs, dict(model.spread))
+    return ColourModel(refs, dict(model.spread), model.light_sigma, model.tint_sigma)
+
+
+def rebased(model: ColourModel, gains) -> ColourModel:
+    """The model with every reference moved by per-channel factors ``gains`` (B, G, R) on the
+    cube/floor ratio: what each colour reads as on this session's print in this light, so
+    that a frame of the session needs no print fit of its own (factors near 1)."""
+    lin = linear_from_lab(model.matrix()) * np.asarray(gains, np.float32).reshape(1, 3)
+    labs = lab_from_linear(lin)
+    refs = {c: tuple(float(v) for v in labs[i]) for i, c in enumerate(COLOURS)}
+    return ColourModel(refs, dict(model.spread), model.light_sigma, model.tint_sigma)
 
 
 def calibrate_from_drop(
@@ -95,13 +112,15 @@ def calibrate_from_drop(
     """Learn this session's colour references from a drop whose contents the players confirm.
 
     ``contents`` maps colour -> how many cubes of it are in the tray (e.g. one of each for a
-    calibration drop, or the set-up drop). The cubes found are matched to those colours so that
-    the total likelihood is highest under the current model (after the per-frame print fit),
-    respecting the counts; each colour's reference then moves towards what was measured. Raises
-    VisionError when the number of cubes found differs from ``contents`` (the drop is no good
-    for calibrating: ask again rather than learn from a miscount).
+    calibration drop, or the set-up drop). The drop's print and light are fitted to its cubes
+    (as for any frame) and every reference is moved into this session's reading (``rebased``);
+    the cubes found are matched to the confirmed colours so that the total likelihood is
+    highest, respecting the counts; each colour seen (with no clipped channel) then moves
+    ``weight`` of the way to what was measured, and the per-frame fit is held near the
+    session's (``CALIBRATED_*_SIGMA``). Raises VisionError when the number of cubes found
+    differs from ``contents`` (the drop is no good for calibrating: ask again rather than learn
+    from a miscount).
     """
-    from vision.colours import lab_from_linear
     from vision.counter import measure_cubes
 
     cal = calibration or Calibration()
@@ -116,10 +135,10 @@ def calibrate_from_drop(
         )
     if not cubes:
         return cal
-    ratios = np.array([c["ratio"] for c in cubes])
-    gains = cal.colours.fit_print(ratios)
-    labs = lab_from_linear(ratios / gains)
-    loglik = cal.colours.log_likelihood(labs)  # (N, 7)
+    model = cal.colours
+    model.name_cubes(cubes)
+    gains = cubes[0]["gains"]
+    loglik = np.array([c["d"] for c in cubes]) ** 2 * -0.5  # (N, 7)
     # greedy assignment with capacities, most confident pairs first
     left = {c: int(contents.get(c, 0)) for c in COLOURS}
     order = np.dstack(np.unravel_index(np.argsort(-loglik, axis=None), loglik.shape))[0]
@@ -132,5 +151,11 @@ def calibrate_from_drop(
         left[colour] -= 1
     samples: dict[str, list] = {c: [] for c in COLOURS}
     for i, colour in taken.items():
-        samples[colour].append(labs[i])
-    return Calibration(cal.corners, refine_colours(cal.colours, samples, weight))
+        c = cubes[i]
+        if np.any(c.get("low", False)) or np.any(c.get("high", False)):
+            continue  # a clipped reading is only a bound
+        samples[colour].append(lab_from_linear(np.asarray(c["ratio"], np.float32)[None])[0])
+    new = refine_colours(rebased(model, gains), samples, weight)
+    new.light_sigma = min(model.light_sigma, CALIBRATED_LIGHT_SIGMA)
+    new.tint_sigma = min(model.tint_sigma, CALIBRATED_TINT_SIGMA)
+    return Calibration(cal.corners, new)

@@ -1,0 +1,118 @@
+"""Colour naming on synthetic patches: clipped channels, prints, the calibration's session space."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.calibration import Calibration, rebased
+from vision.colours import (
+    CLIPPED,
+    FLOOR_ALBEDO,
+    ColourModel,
+    cube_colour,
+    lab_from_linear,
+    linear_from_lab,
+)
+from vision.reading import COLOURS
+
+MODEL = ColourModel.default()
+TRUE_RATIO = {c: linear_from_lab(np.array(MODEL.refs[c]))[0] for c in COLOURS}
+
+
+def _patch(colour: str, floor_bgr, n: int = 200, seed: int = 0):
+    """Camera readings (linear, clipped at 1) of a cube of ``colour`` and the floor beside it.
+
+    ``floor_bgr`` is the floor's true linear light (may exceed 1: it then clips).
+    """
+    rng = np.random.default_rng(seed)
+    floor = np.asarray(floor_bgr, np.float32)
+    cube = TRUE_RATIO[colour] / FLOOR_ALBEDO * floor
+    shade = rng.uniform(0.85, 1.0, (n, 1)).astype(np.float32)
+    px = np.clip(cube * shade, 0, 1)
+    fl = np.clip(np.tile(floor, (n, 1)) * rng.uniform(0.98, 1.02, (n, 1)), 0, 1)
+    return px, fl
+
+
+def _names(cubes):
+    MODEL.name_cubes(cubes)
+    return [COLOURS[int(np.argmax(c["p"]))] for c in cubes]
+
+
+def test_inverse_lab_round_trip():
+    labs = MODEL.matrix()
+    assert lab_from_linear(linear_from_lab(labs)) == pytest.approx(labs, abs=0.01)
+
+
+def test_clipping_is_reported_per_channel():
+    px, fl = _patch("white", (0.5, 0.7, 0.9))  # white is brighter than the floor: clips
+    m = cube_colour(px, fl)
+    assert m["low"].tolist() == [True, True, True]
+    assert not m["high"].any()
+    px, fl = _patch("black", (0.5, 0.7, 1.4))  # the floor's red clips
+    m = cube_colour(px, fl)
+    assert m["high"].tolist() == [False, False, True] and not m["low"].any()
+
+
+@pytest.mark.parametrize(("colour", "spot"), [
+    ("white", (0.45, 0.6, 0.8)), ("white", (0.5, 0.7, 1.2)), ("yellow", (0.4, 0.6, 0.9)),
+])
+def test_a_clipped_cube_in_a_bright_spot_is_named_with_confidence(colour, spot):
+    """Seven cubes on a dim floor and one in a bright spot, where it reads at full scale in two
+    or three channels: that reading is only a lower bound. Compared as if exact, the white
+    cube lies 4 spreads from white (and would be flagged as unlike every colour)."""
+    base = (0.2, 0.3, 0.4)
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    cubes.append(dict(cube_colour(*_patch(colour, spot, seed=9))))
+    assert cubes[-1]["low"].sum() >= 2
+    assert _names(cubes) == [*COLOURS, colour]
+    assert cubes[-1]["d"][COLOURS.index(colour)] < 1.0
+
+
+def test_a_clipped_floor_does_not_turn_brown_red():
+    """On a bright print the floor's red clips (it reads lower than it is), so every cube reads
+    too red against it. Black, brown and red keep their names."""
+    floor = (0.55, 0.75, 1.3)
+    cubes = [dict(cube_colour(*_patch(c, floor, seed=i)))
+             for i, c in enumerate(("black", "brown", "red", "blue"))]
+    assert all(c["high"][2] for c in cubes)
+    assert _names(cubes) == ["black", "brown", "red", "blue"]
+
+
+@pytest.mark.parametrize("light", [(0.35, 0.6, 1.0), (1.0, 0.8, 0.6), (0.2, 0.2, 0.2)])
+def test_any_light_cancels_against_the_floor(light):
+    """A warm lamp, a cold daylight, a dim room: the light falls on cube and floor alike."""
+    floor = np.array([0.7, 0.75, 0.8]) * np.array(light)
+    cubes = [dict(cube_colour(*_patch(c, floor, seed=i))) for i, c in enumerate(COLOURS)]
+    assert _names(cubes) == list(COLOURS)
+
+
+def test_an_uninformative_cube_is_unsure_not_confident():
+    """Clipped everywhere, cube and floor: nothing tells the colours apart."""
+    c = {"ratio": np.array([0.6, 0.6, 0.6], np.float32), "low": np.ones(3, bool),
+         "high": np.ones(3, bool), "xy": (10.0, 20.0)}
+    warnings = MODEL.name_cubes([c])
+    d = np.sort(c["d"])
+    assert d[1] - d[0] < 1.0  # the counter flags a cube whose two nearest are within 1 spread
+    assert warnings and "clipped" in warnings[0]
+
+
+def test_rebased_model_reads_a_session_without_refitting():
+    """A calibration moves the references into this session's reading (a dark wood print:
+    every ratio 2.5x, redder): the session's cubes then need no per-frame factors."""
+    gains = np.array([2.2, 2.5, 2.9], np.float32)
+    session = rebased(MODEL, gains)
+    ratios = np.array([TRUE_RATIO[c] * gains for c in COLOURS])
+    fitted = session.fit_print(ratios)
+    assert fitted == pytest.approx(np.ones(3), rel=0.1)
+    labs = lab_from_linear(ratios / fitted)
+    assert [COLOURS[i] for i in session.probabilities(labs).argmax(axis=1)] == list(COLOURS)
+
+
+def test_calibration_keeps_its_prior_widths(tmp_path):
+    model = ColourModel.default()
+    model.light_sigma, model.tint_sigma = 0.3, 0.1
+    Calibration(colours=model).save(tmp_path / "c.json")
+    back = Calibration.load(tmp_path / "c.json").colours
+    assert (back.light_sigma, back.tint_sigma) == (0.3, 0.1)
+    assert CLIPPED < 1.0
