@@ -19,7 +19,7 @@ from vision.calibration import Calibration
 from vision.colours import ColourModel, cube_colour, to_linear
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, TrayReading
-from vision.segment import blobs, cube_masks, floor_model, split_blob
+from vision.segment import Outlines, blobs, cube_masks, floor_model, split_blob
 from vision.tray import TrayView, find_tray, view_from_corners
 
 # Below this a cube is reported as uncertain.
@@ -165,10 +165,14 @@ def measure_cubes(
     rect = view.rectify(image)
     ref_rect = view.rectify(reference) if reference is not None else None
     bg_lin = floor_model(rect, ref_rect, view.px_per_cm, view.floor_box)
-    strong, weak = cube_masks(
-        rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None
-    )
     rect_lin = to_linear(rect)
+    # sharp edges, whatever the floor model: cubes outlined all round, and their top faces
+    outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box)
+    strong, weak = cube_masks(
+        rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None,
+        outlines=outlines,
+    )
+    tops = outlines.top_faces()
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
 
     # A blob belongs to the tray when enough of it lies over the floor: a cube against a far
@@ -216,7 +220,7 @@ def measure_cubes(
 
     cubes: list[dict] = []
     for b in found:
-        cubes += _cubes_in(b, b.expected, rect_lin, bg_lin, view)
+        cubes += _cubes_in(b, b.expected, rect_lin, bg_lin, view, tops)
     return view, cubes, notes
 
 
@@ -269,8 +273,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
     return TrayReading(tuple(out), tuple(warnings), corners)
 
 
-def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
-    """The cubes in one single-coloured blob: how many (area), where, and their colour."""
+def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
+    """The cubes in one blob: how many (area, cube-wide cores, top faces), where, and their
+    colour."""
     est = b.area / cube_area
     if b.weak and est < 0.5:
         return []  # a faint small change: a crumb of shadow, not a cube
@@ -282,6 +287,19 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
         cores = _cores(b.mask, view.px_per_cm)
         if int(np.floor(est)) <= cores <= int(np.ceil(est)):
             n = cores
+    # Cubes in a cluster hide parts of each other (the area undercounts them), but each top
+    # face seen whole is one cube: more top faces than the area says win.
+    seeds = None
+    if tops is not None and len(tops):
+        ix = np.round(tops).astype(int)
+        h, w = b.mask.shape
+        ok = (ix[:, 0] >= 0) & (ix[:, 0] < w) & (ix[:, 1] >= 0) & (ix[:, 1] < h)
+        ix = ix[ok]
+        mine = tops[ok][b.mask[ix[:, 1], ix[:, 0]]]
+        if len(mine) > n:
+            n = len(mine)
+        if len(mine) == n and n > 1:
+            seeds = mine
     why = None
     if (n > 1 and abs(est - n) > 0.35) or est < 0.45:
         why = "split"
@@ -293,7 +311,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view) -> list[dict]:
         why = "shape"
     out = []
     inner = _interior(b.mask, view.px_per_cm)
-    for m in split_blob(b, n):
+    for m in split_blob(b, n, seeds=seeds):
         ys, xs = np.nonzero(m)
         if len(xs) == 0:
             continue

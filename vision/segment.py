@@ -55,6 +55,23 @@ SHADOW_MAX_CM = 1.5
 SHADOW_SHARE = 0.15
 # Linear light above which a channel of the floor model is taken as saturated (sRGB ~245).
 SATURATED = 0.9
+# Without a reference, cube outlines: a change of log light steeper than EDGE_PER_CM (per cm)
+# and EDGE_SIGMAS times the frame's typical gradient at that lightness; the pieces of floor
+# they enclose up to EDGE_FACE_CM2 (a cube's faces; the bare floor is one large piece) are
+# filled; then anything thinner than EDGE_OPEN_CM (lines: creases, hard shadow edges, grain)
+# is dropped.
+EDGE_PER_CM = 1.6
+EDGE_SIGMAS = 5.0
+EDGE_FACE_CM2 = 2.0
+EDGE_OPEN_CM = 0.45
+EDGE_SUPPORT_CM = 2.0
+EDGE_FACE_MIN_CM2 = 0.15
+# A cube's top face inside its edges (edges eat a rim of it): area (cm^2), shorter side (cm),
+# longer over shorter side, area over hull.
+TOP_AREA_CM2 = (0.35, 1.3)
+TOP_SIDE_CM = 0.55
+TOP_ASPECT = 1.35
+TOP_SOLID = 0.85
 # Linear-light offset in the log ratios: keeps sensor noise in dark corners from looking like
 # change (a few grey levels out of 255 in the dark).
 NOISE_FLOOR = 0.01
@@ -196,11 +213,15 @@ def cube_masks(
     floor_box: tuple[int, int, int, int],
     *,
     have_reference: bool,
+    outlines: Outlines | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
     With the empty tray as floor model the change is measured against the frame's own noise
-    (``_reference_masks``). Without one: a change of colour, a strong darkening or brightening.
+    (``_reference_masks``). Without one: a change of colour or a strong brightening; strong
+    colourless darkening unless it is the cubes' common shadow; each confirmed by sharp edges,
+    plus what sharp edges outline that the floor estimate missed (``outlines``, computed here
+    when not given).
     """
     rect_lin = to_linear(rect)
     shade = shadow_direction(bg_lin, floor_box)
@@ -208,14 +229,150 @@ def cube_masks(
     if have_reference:
         return _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box)
     m, chroma = _log_change(rect_lin, bg_lin, shade, clipped)
-    strong = (chroma > CHROMA_STEP) | (m < np.log(SHADOW_FLOOR)) | (m > np.log(BRIGHT_CEIL))
+    coloured = (chroma > CHROMA_STEP) | (m > np.log(BRIGHT_CEIL))
+    dark = m < np.log(SHADOW_FLOOR)
     x0, y0, x1, y1 = floor_box
-    band = np.ones(strong.shape, bool)
-    band[y0:y1, x0:x1] = False
     # walls: same paint, other light, and no model of them without a reference
-    strong &= ~band
-    strong = _clean(strong.astype(np.uint8), 0.2 * px_per_cm * px_per_cm)
+    band = np.ones(m.shape, bool)
+    band[y0:y1, x0:x1] = False
+    cube_px = px_per_cm * px_per_cm
+    strong = _clean((coloured & ~band).astype(np.uint8), 0.2 * cube_px)
+    neutral = _clean((dark & ~band & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
+    # a lamp throws every cube's shadow one way: that darkening is not cubes
+    neutral, _ = _without_shadows(strong, neutral, px_per_cm)
+    _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
+    if outlines is None:
+        outlines = Outlines(rect_lin, px_per_cm, floor_box)
+    outlined, edge = outlines.solid(), outlines.edges()
+    # A change from the floor estimate counts where sharp edges confirm it (a cube's sides and
+    # top are bounded by them; a tinted corner or a lamp's soft light is not): at least
+    # EDGE_SUPPORT_CM of edge within its outline. Things outlined all round that the floor
+    # estimate missed (a cube painted like the print, clusters the estimate swallowed) join.
+    n, labels = cv2.connectedComponents(strong, connectivity=8)
+    grown = cv2.dilate(labels.astype(np.float32), np.ones((5, 5), np.uint8)).astype(np.int32)
+    support = np.bincount(grown[edge > 0], minlength=n)
+    ok = support >= EDGE_SUPPORT_CM * px_per_cm
+    ok[0] = False
+    strong = ok[labels].astype(np.uint8)
+    n, labels = cv2.connectedComponents(outlined, connectivity=8)
+    touched = np.zeros(n, bool)
+    touched[np.unique(labels[cv2.dilate(strong, np.ones((3, 3), np.uint8)) > 0])] = True
+    touched[0] = True
+    strong |= (~touched)[labels].astype(np.uint8)
     return strong, np.zeros_like(strong)
+
+
+def _gradient(rect_lin: np.ndarray) -> np.ndarray:
+    """Steepest change of log light over the three channels, per rectified px."""
+    lg = np.log(rect_lin + NOISE_FLOOR)
+    g2 = None
+    for c in range(3):
+        gx = cv2.Scharr(lg[..., c], cv2.CV_32F, 1, 0)
+        gy = cv2.Scharr(lg[..., c], cv2.CV_32F, 0, 1)
+        m = gx * gx + gy * gy
+        g2 = m if g2 is None else np.maximum(g2, m)
+    return np.sqrt(g2) / 32.0
+
+
+class Outlines:
+    """The sharp edges on the floor and the edge-free pieces they enclose (no floor model).
+
+    A cube is bounded by sharp, straight edges all round (and between its faces), whatever its
+    colour against the print; the print's own changes, shading and the soft side of a shadow
+    are gentle. Edges are changes of log light steeper than ``EDGE_PER_CM`` and than
+    ``EDGE_SIGMAS`` times the typical gradient at that lightness (dark parts are noisier in
+    log terms; a grained print raises its own bar), continued by hysteresis down to half that.
+    Only the floor proper is looked at: walls and rim have edges of their own. Pieces touching
+    the outline's sides are floor between a crease and the outline, never faces.
+    """
+
+    def __init__(self, rect_lin: np.ndarray, px_per_cm: float,
+                 floor_box: tuple[int, int, int, int]):
+        self.shape = rect_lin.shape[:2]
+        self.px_per_cm = px_per_cm
+        self.box = floor_box
+        x0, y0, x1, y1 = floor_box
+        lin = rect_lin[y0:y1, x0:x1]
+        g = _gradient(lin)
+        lum = cv2.blur(lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), (5, 5))
+        bins = 6
+        ls, gs = lum[::2, ::2].ravel(), g[::2, ::2].ravel()
+        cuts = np.quantile(ls, np.linspace(0, 1, bins + 1))
+        cuts[0], cuts[-1] = -np.inf, np.inf
+        idx = np.clip(np.searchsorted(cuts, ls, side="right") - 1, 0, bins - 1)
+        typical = np.array([np.median(gs[idx == b]) if np.any(idx == b) else 0.0
+                            for b in range(bins)], np.float32)
+        pix = np.clip(np.searchsorted(cuts, lum, side="right") - 1, 0, bins - 1)
+        thresh = np.maximum(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * typical[pix])
+        # hysteresis: weaker edges count where they continue a strong one (a cube's outline
+        # against a floor of nearly its own light)
+        hi = (g > thresh).astype(np.uint8)
+        lo = (g > 0.5 * thresh).astype(np.uint8)
+        n, labels = cv2.connectedComponents(lo, connectivity=8)
+        keep = np.zeros(n, bool)
+        keep[np.unique(labels[hi > 0])] = True
+        keep[0] = False
+        self.edge = keep[labels].astype(np.uint8)
+        self.closed = cv2.morphologyEx(self.edge, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        n, self.labels, self.stats, _ = cv2.connectedComponentsWithStats(
+            1 - self.closed, connectivity=4)
+        self.inner = np.ones(n, bool)
+        self.inner[0] = False
+        for side in (self.labels[0], self.labels[-1], self.labels[:, 0], self.labels[:, -1]):
+            self.inner[side] = False
+
+    def _full(self, crop: np.ndarray) -> np.ndarray:
+        x0, y0, x1, y1 = self.box
+        out = np.zeros(self.shape, np.uint8)
+        out[y0:y1, x0:x1] = crop
+        return out
+
+    def edges(self) -> np.ndarray:
+        """The sharp edges (uint8, rectified view)."""
+        return self._full(self.edge)
+
+    def solid(self) -> np.ndarray:
+        """Things found by their outlines alone: enclosed pieces the size of a cube's faces
+        (``EDGE_FACE_MIN_CM2`` to ``EDGE_FACE_CM2``; the bare floor is one large piece) with the
+        edges around them; lines thinner than ``EDGE_OPEN_CM`` (creases, a hard shadow's
+        edge, grain) opened away."""
+        ppc = self.px_per_cm
+        cube_px = ppc * ppc
+        area = self.stats[:, cv2.CC_STAT_AREA]
+        face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
+        faces = face[self.labels].astype(np.uint8)
+        # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
+        rim = max(1, round(0.15 * ppc))
+        near = cv2.dilate(faces, np.ones((2 * rim + 1, 2 * rim + 1), np.uint8))
+        solid = faces | (self.closed & near)
+        r = max(1, round(0.5 * EDGE_OPEN_CM * ppc))
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+        return self._full(cv2.morphologyEx(solid, cv2.MORPH_OPEN, k))
+
+    def top_faces(self) -> np.ndarray:
+        """Centres (rectified px, (k, 2)) of enclosed pieces shaped like a cube's top face: a
+        solid, nearly square piece whose shorter side is at least ``TOP_SIDE_CM`` and whose area
+        (inside its edges) is ``TOP_AREA_CM2``. A side face seen from above is narrower than
+        that; two faces one piece only where the edge between them is lost."""
+        ppc = self.px_per_cm
+        cube_px = ppc * ppc
+        area = self.stats[:, cv2.CC_STAT_AREA]
+        lo, hi = TOP_AREA_CM2
+        cand = np.nonzero(self.inner & (area >= lo * cube_px) & (area <= hi * cube_px))[0]
+        x0, y0 = self.box[:2]
+        out = []
+        for i in cand:
+            x, y, w, h = self.stats[i, :4]
+            m = (self.labels[y:y + h, x:x + w] == i).astype(np.uint8)
+            cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            c = max(cnts, key=cv2.contourArea)
+            (cx, cy), (rw, rh), _ = cv2.minAreaRect(c)
+            hull = cv2.contourArea(cv2.convexHull(c))
+            short, long_ = min(rw, rh), max(rw, rh)
+            if (short >= TOP_SIDE_CM * ppc and long_ <= TOP_ASPECT * short
+                    and area[i] >= TOP_SOLID * hull):
+                out.append((cx + x + x0, cy + y + y0))
+        return np.array(out, np.float64).reshape(-1, 2)
 
 
 def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
@@ -435,12 +592,13 @@ def blobs(strong: np.ndarray, weak: np.ndarray | None = None) -> list[Blob]:
     return out
 
 
-def split_blob(blob: Blob, n: int, seed: int = 0) -> list[np.ndarray]:
+def split_blob(blob: Blob, n: int, seed: int = 0, seeds=None) -> list[np.ndarray]:
     """Split a blob into ``n`` pieces (k-means on pixel positions); returns boolean masks.
 
     Touching cubes of one colour are compact squares of known size side by side, so the pixel
     positions cluster around their centres. K-means runs on a subsample (speed) and every
-    pixel then goes to its nearest centre.
+    pixel then goes to its nearest centre. With ``seeds`` (n points, e.g. the cubes' top
+    faces) every pixel goes to its nearest seed instead.
     """
     if n <= 1:
         return [blob.mask]
@@ -448,10 +606,13 @@ def split_blob(blob: Blob, n: int, seed: int = 0) -> list[np.ndarray]:
     pts = np.stack([xs, ys], axis=1).astype(np.float32)
     if len(pts) < n:
         return [blob.mask]
-    step = max(1, len(pts) // 600)
-    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 15, 0.5)
-    cv2.setRNGSeed(seed)
-    _, _, centres = cv2.kmeans(pts[::step], n, None, crit, 2, cv2.KMEANS_PP_CENTERS)
+    if seeds is not None and len(seeds) == n:
+        centres = np.asarray(seeds, np.float32)
+    else:
+        step = max(1, len(pts) // 600)
+        crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 15, 0.5)
+        cv2.setRNGSeed(seed)
+        _, _, centres = cv2.kmeans(pts[::step], n, None, crit, 2, cv2.KMEANS_PP_CENTERS)
     d = ((pts[:, None, :] - centres[None]) ** 2).sum(axis=2)
     lab = d.argmin(axis=1)
     masks = []
