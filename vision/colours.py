@@ -104,11 +104,19 @@ CENSOR_SHARE = 0.4
 FLOOR_OVER = 2.0
 
 
+# The share of the floor's light a cube's top may get (see ``ColourModel.shaded_distances``)
+# and the prior sd of its log: a neighbour's shadow or a tilt halves it at most, light bounced
+# off neighbours adds little.
+SHADES = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2], np.float32)
+SHADE_SIGMA = 0.25
+
+
 def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
     """A cube's colour measurement from its interior pixels and the bare floor behind them.
 
-    ``ratio``: the median cube/floor ratio (``floor_ratio``) of the brighter half (the faces
-    towards the light carry the paint's colour best). ``low`` (bool per B, G, R): the cube's
+    ``ratio``: the median cube/floor ratio (``floor_ratio``) of the brighter half without its
+    brightest 15 % (the faces towards the light carry the paint's colour best; a glint of the
+    lamp mirrored by the paint does not). ``low`` (bool per B, G, R): the cube's
     own pixels are clipped there, so the true ratio is at least ``ratio``. ``high``: the floor
     is clipped there (a bright print in strong light), so the true ratio is at most ``ratio``.
     Both: that channel says nothing.
@@ -117,7 +125,8 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
     floor_lin = np.asarray(floor_lin, np.float32).reshape(-1, 3)
     ratio = floor_ratio(pixels_lin, floor_lin)
     lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
-    top = lum >= np.median(lum)
+    lo_q, hi_q = np.percentile(lum, [50, 85])
+    top = (lum >= lo_q) & (lum <= hi_q)
     return {
         "ratio": np.median(ratio[top], axis=0),
         "low": (pixels_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
@@ -212,6 +221,20 @@ class ColourModel:
         dc = (labc - ref) / sds
         dist[:, idx, :] = np.sqrt((dc * dc).sum(axis=3))
         return dist, labs
+
+    def shaded_distances(self, ratios, gains, low=None, high=None) -> np.ndarray:
+        """Distances (N, 7) allowing each cube's top its own share of the floor's light.
+
+        A cube's top is lit like the floor beside it only when it lies flat in the open: a
+        tilted cube, one in a neighbour's or a wall's shadow, or a top read partly off its
+        shaded side, gets less (and only a little more, by light reflected from neighbours).
+        Each colour is compared at the share in ``SHADES`` that fits it best, paying
+        (log share / SHADE_SIGMA)^2 for it.
+        """
+        g = np.asarray(gains, np.float32).reshape(1, 3) * SHADES[:, None]
+        dist, _ = self.ratio_distances(ratios, g, low, high)  # (S, N, 7)
+        cost = dist**2 + (np.log(SHADES) / SHADE_SIGMA)[:, None, None] ** 2
+        return np.sqrt(cost.min(axis=0))
 
     def log_likelihood(self, lab: np.ndarray) -> np.ndarray:
         return self._loglik(self.distances(lab))
@@ -311,7 +334,8 @@ class ColourModel:
         low = np.array([c.get("low", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         gains = self.fit_print(ratios, low=low, high=high)
-        dist, labs = self.ratio_distances(ratios, gains[None], low, high)
+        _, labs = self.ratio_distances(ratios, gains[None], low, high)
+        dist = self.shaded_distances(ratios, gains, low, high)[None]
         p = _softmax(self._loglik(dist[0]))
         warnings = []
         for i, c in enumerate(cubes):
