@@ -114,9 +114,8 @@ SHADE_SIGMA = 0.25
 def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
     """A cube's colour measurement from its interior pixels and the bare floor behind them.
 
-    ``ratio``: the median cube/floor ratio (``floor_ratio``) of the brighter half without its
-    brightest 15 % (the faces towards the light carry the paint's colour best; a glint of the
-    lamp mirrored by the paint does not). ``low`` (bool per B, G, R): the cube's
+    ``ratio``: the median cube/floor ratio (``floor_ratio``) of the brighter half (the faces
+    towards the light carry the paint's colour best). ``low`` (bool per B, G, R): the cube's
     own pixels are clipped there, so the true ratio is at least ``ratio``. ``high``: the floor
     is clipped there (a bright print in strong light), so the true ratio is at most ``ratio``.
     Both: that channel says nothing.
@@ -131,6 +130,7 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
         "ratio": np.median(ratio[top], axis=0),
         "low": (pixels_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
         "high": (floor_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
+        "floor": np.median(floor_lin[top], axis=0),
     }
 
 
@@ -236,6 +236,26 @@ class ColourModel:
         cost = dist**2 + (np.log(SHADES) / SHADE_SIGMA)[:, None, None] ** 2
         return np.sqrt(cost.min(axis=0))
 
+    def _glare_distances(self, ratios, gains, low, high, room) -> np.ndarray:
+        """Distances (N, 7) if the floor beside each cube carries a glare: the light mirrored
+        by the print adds the light's own colour to the floor (not to the cube), so the cube
+        reads darker and greyer against it. The glare's share of the floor g (white light, the
+        colour a white cube shows) is tried up to ``room`` (per cube: how much brighter the
+        floor there is than the frame's usual floor allows), paying (g / GLARE_SIGMA)^2."""
+        w = np.maximum(linear_from_lab(np.array(self.refs["white"]))[0], 1e-3)
+        w = w * np.asarray(gains, np.float32) / max(float(w.max()), 1e-3)
+        w = w / float(w.max())
+        best = np.full((len(ratios), len(COLOURS)), np.inf, np.float32)
+        for share in GLARE_SHARES:
+            ok = share <= room
+            if not ok.any():
+                break
+            f = 1.0 / np.maximum(1.0 - share * w, 0.05)
+            d = self.shaded_distances(ratios[ok] * f, gains, low[ok], high[ok])
+            d = np.sqrt(d * d + (share / GLARE_SIGMA) ** 2)
+            best[ok] = np.minimum(best[ok], d)
+        return best
+
     def log_likelihood(self, lab: np.ndarray) -> np.ndarray:
         return self._loglik(self.distances(lab))
 
@@ -335,7 +355,11 @@ class ColourModel:
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         gains = self.fit_print(ratios, low=low, high=high)
         _, labs = self.ratio_distances(ratios, gains[None], low, high)
-        dist = self.shaded_distances(ratios, gains, low, high)[None]
+        dist = self.shaded_distances(ratios, gains, low, high)
+        glare = _glare_room(cubes)
+        if np.any(glare > 0):
+            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, high, glare))
+        dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
         warnings = []
         for i, c in enumerate(cubes):
@@ -367,6 +391,25 @@ class ColourModel:
             float(d.get("light_sigma", cls.light_sigma)),
             float(d.get("tint_sigma", cls.tint_sigma)),
         )
+
+
+# Glare: shares of the floor's reading the mirrored light may make up, and the prior sd.
+GLARE_SHARES = (0.15, 0.3, 0.45, 0.6)
+GLARE_SIGMA = 0.3
+
+
+def _glare_room(cubes: list[dict]) -> np.ndarray:
+    """Per cube, the largest share of the floor beside it that a glare may make up: the floor's
+    excess over the median floor of the frame's cubes (a glare only brightens), counted only
+    where that floor is clipped in a channel (auto exposure keeps the diffuse floor under full
+    scale; vignetting and falloff brighten parts of it too, without clipping)."""
+    floors = [c.get("floor") for c in cubes]
+    if len(floors) < 2 or any(f is None for f in floors):
+        return np.zeros(len(cubes))
+    f = np.asarray(floors, np.float32).reshape(-1, 3)
+    lum = f @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+    room = 1.0 - float(np.median(lum)) / np.maximum(lum, 1e-4)
+    return np.where((f >= CLIPPED).any(axis=1), np.clip(room, 0.0, None), 0.0)
 
 
 def _softmax(logit: np.ndarray) -> np.ndarray:

@@ -116,3 +116,22 @@ def test_calibration_keeps_its_prior_widths(tmp_path):
     back = Calibration.load(tmp_path / "c.json").colours
     assert (back.light_sigma, back.tint_sigma) == (0.3, 0.1)
     assert CLIPPED < 1.0
+
+
+def test_a_white_cube_on_a_glare_is_still_white():
+    """Where the print mirrors the lamp, the floor reads brighter and whiter (the light's own
+    colour added, clipped in red) but the cube does not: against that floor a white cube reads
+    grey, nearer green or yellow than white. The floor there is brighter than the frame's usual
+    floor and clipped: room for a glare, which the naming allows for. Readings as in a
+    render's glare spot (linear B, G, R)."""
+    base = np.array([0.19, 0.36, 0.68], np.float32)
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    rng = np.random.default_rng(5)
+    px = np.clip(np.array([0.69, 0.8, 1.0]) * rng.uniform(0.9, 1.05, (200, 1)), 0, 1)
+    floor = np.tile(np.array([0.42, 0.61, 1.0], np.float32), (200, 1))
+    cubes.append(dict(cube_colour(px, floor)))
+    assert cubes[-1]["high"][2] and cubes[-1]["low"][2]
+    assert _names(cubes) == [*COLOURS, "white"]
+    # near enough to white to be sure (without the glare it lies 4 spreads away: "unlike
+    # every colour", flagged by the counter)
+    assert cubes[-1]["d"][COLOURS.index("white")] < 3.0
