@@ -10,6 +10,7 @@ the counter was unsure of.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -279,6 +280,13 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     est = b.area / cube_area
     if b.weak and est < 0.5:
         return []  # a faint small change: a crumb of shadow, not a cube
+    # everything below on the blob's box (a full-view mask per blob is slow)
+    b, bx, by = _cropped(b)
+    h, w = b.mask.shape
+    rect_lin = rect_lin[by: by + h, bx: bx + w]
+    bg_lin = bg_lin[by: by + h, bx: bx + w]
+    if tops is not None:
+        tops = tops - np.array([bx, by], np.float64)
     n = max(1, round(est))
     frac = est - np.floor(est)
     if est > 1.3 and 0.3 < frac < 0.7:
@@ -292,7 +300,6 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     seeds = None
     if tops is not None and len(tops):
         ix = np.round(tops).astype(int)
-        h, w = b.mask.shape
         ok = (ix[:, 0] >= 0) & (ix[:, 0] < w) & (ix[:, 1] >= 0) & (ix[:, 1] < h)
         ix = ix[ok]
         mine = tops[ok][b.mask[ix[:, 1], ix[:, 0]]]
@@ -318,7 +325,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         # colour from well inside the outline (the outline is widened by blur and its shadow)
         core = m & inner
         cy, cx = np.nonzero(core) if np.count_nonzero(core) >= 0.25 * len(xs) else (ys, xs)
-        x, y = view.rect_to_image(np.array([[xs.mean(), ys.mean()]]))[0]
+        x, y = view.rect_to_image(np.array([[xs.mean() + bx, ys.mean() + by]]))[0]
         out.append({
             # ratio over the floor of the brighter half, and its clipped channels
             **cube_colour(rect_lin[cy, cx], bg_lin[cy, cx]),
@@ -327,6 +334,17 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             "why": why,
         })
     return out
+
+
+def _cropped(b, pad: int = 4):
+    """(blob on its own box plus ``pad`` px, box x, box y)."""
+    x, y, w, h = b.bbox
+    H, W = b.mask.shape
+    x0, y0 = max(0, x - pad), max(0, y - pad)
+    x1, y1 = min(W, x + w + pad), min(H, y + h + pad)
+    cx, cy = b.centroid
+    return replace(b, mask=b.mask[y0:y1, x0:x1], centroid=(cx - x0, cy - y0),
+                   bbox=(x - x0, y - y0, w, h)), x0, y0
 
 
 def _frame_scale(ratios: list[float]) -> float:
@@ -397,7 +415,7 @@ def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:
 
 def _thinnest(b) -> float:
     """A blob's mean thickness across its length (area over the long side of its box), px."""
-    ys, xs = np.nonzero(b.mask)
+    ys, xs = np.nonzero(_cropped(b)[0].mask)
     pts = np.stack([xs, ys], axis=1).astype(np.float32)
     (_, _), (rw, rh), _ = cv2.minAreaRect(pts)
     return float(b.area) / (max(rw, rh) + 1.0)

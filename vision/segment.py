@@ -149,10 +149,17 @@ def _clean(fg: np.ndarray, min_area: float) -> np.ndarray:
     k3 = np.ones((3, 3), np.uint8)
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, k3)
     fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, k3)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
-    keep = np.zeros(n, np.uint8)
-    keep[1:] = stats[1:, cv2.CC_STAT_AREA] >= min_area
+    _, labels, area = _components(fg)
+    keep = (area >= min_area).astype(np.uint8)
+    keep[0] = 0
     return keep[labels]
+
+
+def _components(mask: np.ndarray, connectivity: int = 8):
+    """(n, labels, area per label): connected pieces (OpenCV's version with statistics is
+    several times slower than labelling and counting)."""
+    n, labels = cv2.connectedComponents(mask, connectivity=connectivity)
+    return n, labels, np.bincount(labels.ravel(), minlength=n)
 
 
 def _fill_holes(mask: np.ndarray) -> np.ndarray:
@@ -431,8 +438,8 @@ def _without_shadows(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):
     shadow) is shadow too, unless that band would take a dark piece whole (a dark cube).
     """
     cube_px = px_per_cm * px_per_cm
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(neutral, connectivity=8)
-    small = stats[:, cv2.CC_STAT_AREA] <= SHADOW_CM2 * cube_px
+    n, labels, area = _components(neutral)
+    small = area <= SHADOW_CM2 * cube_px
     small[0] = False
     neutral = small[labels].astype(np.uint8)
     cast = np.zeros_like(strong)
@@ -528,12 +535,12 @@ def _shadow_shift(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):
     sx, sy = int((dx - r) * f), int((dy - r) * f)
     # one lamp, one offset for all: most of the cubes must find their shadow there, not one
     # dark cube that happens to lie at that offset from another
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(strong, connectivity=8)
+    n, labels, area = _components(strong)
     hit = _shifted(neutral, -sx, -sy)
     on = np.bincount(labels[hit > 0], minlength=n)
-    big = stats[:, cv2.CC_STAT_AREA] >= 0.5 * px_per_cm**2
+    big = area >= 0.5 * px_per_cm**2
     big[0] = False
-    found = big & (on >= SHADOW_SHARE * stats[:, cv2.CC_STAT_AREA])
+    found = big & (on >= SHADOW_SHARE * area)
     if found.sum() < max(2, 0.5 * big.sum()):
         return None
     return sx, sy
@@ -584,11 +591,21 @@ def blobs(strong: np.ndarray, weak: np.ndarray | None = None) -> list[Blob]:
             continue
         if is_weak:
             mask = _fill_holes(mask)
-        n, labels, stats, cents = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        n, labels = cv2.connectedComponents(mask, connectivity=8)
+        if n <= 1:
+            continue
+        ys, xs = np.nonzero(labels)
+        lab = labels[ys, xs]
+        order = np.argsort(lab, kind="stable")
+        ys, xs, lab = ys[order], xs[order], lab[order]
+        starts = np.searchsorted(lab, np.arange(1, n + 1))
         for i in range(1, n):
-            x, y, w, h, a = stats[i]
-            out.append(Blob(labels == i, float(a), (float(cents[i][0]), float(cents[i][1])),
-                            (int(x), int(y), int(w), int(h)), is_weak))
+            py, px = ys[starts[i - 1]: starts[i]], xs[starts[i - 1]: starts[i]]
+            m = np.zeros(mask.shape, bool)
+            m[py, px] = True
+            x0, y0 = int(px.min()), int(py.min())
+            out.append(Blob(m, float(len(px)), (float(px.mean()), float(py.mean())),
+                            (x0, y0, int(px.max()) - x0 + 1, int(py.max()) - y0 + 1), is_weak))
     return out
 
 

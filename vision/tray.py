@@ -369,16 +369,21 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         n = np.array([-u[1], u[0]]) / max(np.linalg.norm(u), 1e-6)
         if np.dot(centre - (a + b) / 2, n) < 0:
             n = -n
-        # edge pixels whose gradient runs across this side (a side's edge, not a cube's)
-        across = np.abs(gx * n[0] + gy * n[1]) / mag > 0.85
-        e = cv2.dilate(((edges > 0) & across).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
         # shift (O, T, S): offset, tilt, sample
         shift = offsets[:, None, None] + tilts[None, :, None] * (2 * t[None, None, :] - 1)
         pts = a + t[None, None, :, None] * u + shift[..., None] * n
         xs = np.clip(np.round(pts[..., 0]).astype(int), 0, w - 1)
         ys = np.clip(np.round(pts[..., 1]).astype(int), 0, h - 1)
         inside = (pts[..., 0] >= 0) & (pts[..., 0] < w) & (pts[..., 1] >= 0) & (pts[..., 1] < h)
-        support = (e[ys, xs] & inside).mean(axis=2)  # (O, T)
+        # edge pixels whose gradient runs across this side (a side's edge, not a cube's), only
+        # in the band the candidate lines sweep (one pixel more for the dilation)
+        bx0, by0 = max(0, int(xs.min()) - 1), max(0, int(ys.min()) - 1)
+        bx1, by1 = min(w, int(xs.max()) + 2), min(h, int(ys.max()) + 2)
+        gxb, gyb = gx[by0:by1, bx0:bx1], gy[by0:by1, bx0:bx1]
+        across = np.abs(gxb * n[0] + gyb * n[1]) > 0.85 * mag[by0:by1, bx0:bx1]
+        e = cv2.dilate(((edges[by0:by1, bx0:bx1] > 0) & across).astype(np.uint8),
+                       np.ones((3, 3), np.uint8)) > 0
+        support = (e[ys - by0, xs - bx0] & inside).mean(axis=2)  # (O, T)
         best_tilt = support.argmax(axis=1)
         best = support[np.arange(len(offsets)), best_tilt]
         good = best >= max(0.5, 0.6 * best.max())
