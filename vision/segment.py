@@ -65,6 +65,13 @@ EDGE_SIGMAS = 5.0
 EDGE_FACE_CM2 = 2.0
 EDGE_OPEN_CM = 0.45
 EDGE_SUPPORT_CM = 2.0
+# ... and on sharp edges over at least this share of its area (a cube's outline and the edges
+# between its faces cover a quarter of it or more; a tinted patch is edged at most along its
+# border), not counting edges within EDGE_WALL_CM of the outline's sides or running straight
+# along them for more than EDGE_RUN_CM (creases: no cube has an edge that long).
+EDGE_DENSITY = 0.18
+EDGE_WALL_CM = 0.3
+EDGE_RUN_CM = 1.6
 EDGE_FACE_MIN_CM2 = 0.15
 # A cube's top face inside its edges (edges eat a rim of it): area (cm^2), shorter side (cm),
 # longer over shorter side, area over hull.
@@ -255,10 +262,18 @@ def cube_masks(
     # top are bounded by them; a tinted corner or a lamp's soft light is not): at least
     # EDGE_SUPPORT_CM of edge within its outline. Things outlined all round that the floor
     # estimate missed (a cube painted like the print, clusters the estimate swallowed) join.
-    n, labels = cv2.connectedComponents(strong, connectivity=8)
+    n, labels, area = _components(strong)
     grown = cv2.dilate(labels.astype(np.float32), np.ones((5, 5), np.uint8)).astype(np.int32)
+    # the creases along the outline's sides are edges of the tray, not of what lies there:
+    # near the sides, or straight along them for longer than any cube's edge
+    r = round(EDGE_WALL_CM * px_per_cm)
+    edge[: y0 + r], edge[y1 - r:], edge[:, : x0 + r], edge[:, x1 - r:] = 0, 0, 0, 0
+    run = round(EDGE_RUN_CM * px_per_cm) | 1
+    lines = cv2.morphologyEx(edge, cv2.MORPH_OPEN, np.ones((1, run), np.uint8))
+    lines |= cv2.morphologyEx(edge, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8))
+    edge &= cv2.dilate(lines, np.ones((3, 3), np.uint8)) ^ 1
     support = np.bincount(grown[edge > 0], minlength=n)
-    ok = support >= EDGE_SUPPORT_CM * px_per_cm
+    ok = support >= np.maximum(EDGE_SUPPORT_CM * px_per_cm, EDGE_DENSITY * area)
     ok[0] = False
     strong = ok[labels].astype(np.uint8)
     n, labels = cv2.connectedComponents(outlined, connectivity=8)
