@@ -109,6 +109,10 @@ FLOOR_OVER = 2.0
 # off neighbours adds little.
 SHADES = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2], np.float32)
 SHADE_SIGMA = 0.25
+# A frame's sheen (see ``ColourModel.fit_frame``) as shares of a white cube's reading, and its
+# prior sd: the few per cent a paint or varnish mirrors at most.
+VEILS = (0.0, 0.02, 0.04, 0.06, 0.08)
+VEIL_SIGMA = 0.04
 
 
 def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
@@ -183,7 +187,7 @@ class ColourModel:
         return np.sqrt((d * d).sum(axis=2))
 
     def ratio_distances(
-        self, ratios: np.ndarray, gains: np.ndarray, low=None, high=None
+        self, ratios: np.ndarray, gains: np.ndarray, low=None, high=None, veil: float = 0.0
     ) -> tuple[np.ndarray, np.ndarray]:
         """Distances (G, N, 7) of cube/floor ratios (N x 3) divided by each row of per-channel
         factors ``gains`` (G x 3), and their Lab (G, N, 3).
@@ -192,12 +196,15 @@ class ColourModel:
         ``high``: the floor clipped, the truth is at most the reading and at least the reading
         over ``FLOOR_OVER``) is compared with each colour only where the reading contradicts
         it: the reading is moved to that colour's own value within its interval before the
-        Lab distance is taken.
+        Lab distance is taken. ``veil``: the share of a white cube's reading that the frame's
+        sheen adds to every cube (see ``fit_frame``), taken off first.
         """
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         g = np.asarray(gains, np.float32).reshape(-1, 3)
         n, ng = len(ratios), len(g)
         m = ratios[None, :, :] / g[:, None, :]
+        if veil:
+            m = np.maximum(m - veil * self._white_linear(), 1e-4)
         labs = lab_from_linear(m.reshape(-1, 3)).reshape(ng, n, 3)
         ref, sds = self.matrix(), self.sds()
         d = (labs[:, :, None, :] - ref) / sds
@@ -222,7 +229,10 @@ class ColourModel:
         dist[:, idx, :] = np.sqrt((dc * dc).sum(axis=3))
         return dist, labs
 
-    def shaded_distances(self, ratios, gains, low=None, high=None) -> np.ndarray:
+    def _white_linear(self) -> np.ndarray:
+        return np.maximum(linear_from_lab(np.array(self.refs["white"]))[0], 0.0)
+
+    def shaded_distances(self, ratios, gains, low=None, high=None, veil=0.0) -> np.ndarray:
         """Distances (N, 7) allowing each cube's top its own share of the floor's light.
 
         A cube's top is lit like the floor beside it only when it lies flat in the open: a
@@ -232,11 +242,11 @@ class ColourModel:
         (log share / SHADE_SIGMA)^2 for it.
         """
         g = np.asarray(gains, np.float32).reshape(1, 3) * SHADES[:, None]
-        dist, _ = self.ratio_distances(ratios, g, low, high)  # (S, N, 7)
+        dist, _ = self.ratio_distances(ratios, g, low, high, veil)  # (S, N, 7)
         cost = dist**2 + (np.log(SHADES) / SHADE_SIGMA)[:, None, None] ** 2
         return np.sqrt(cost.min(axis=0))
 
-    def _glare_distances(self, ratios, gains, low, high, room) -> np.ndarray:
+    def _glare_distances(self, ratios, gains, low, high, room, veil=0.0) -> np.ndarray:
         """Distances (N, 7) if the floor beside each cube carries a glare: the light mirrored
         by the print adds the light's own colour to the floor (not to the cube), so the cube
         reads darker and greyer against it. The glare's share of the floor g (white light, the
@@ -251,7 +261,7 @@ class ColourModel:
             if not ok.any():
                 break
             f = 1.0 / np.maximum(1.0 - share * w, 0.05)
-            d = self.shaded_distances(ratios[ok] * f, gains, low[ok], high[ok])
+            d = self.shaded_distances(ratios[ok] * f, gains, low[ok], high[ok], veil)
             d = np.sqrt(d * d + (share / GLARE_SIGMA) ** 2)
             best[ok] = np.minimum(best[ok], d)
         return best
@@ -266,10 +276,10 @@ class ColourModel:
         """A soft assignment (N, 7): Gaussian likelihoods, normalised."""
         return _softmax(self.log_likelihood(lab))
 
-    def _costs(self, ratios, gains, low=None, high=None) -> np.ndarray:
+    def _costs(self, ratios, gains, low=None, high=None, veil=0.0) -> np.ndarray:
         """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
         g = np.asarray(gains, np.float32).reshape(-1, 3)
-        dist, labs = self.ratio_distances(ratios, g, low, high)
+        dist, labs = self.ratio_distances(ratios, g, low, high, veil)
         d = dist.min(axis=2)
         cost = np.minimum(d * d, 9.0).sum(axis=1)
         if len(ratios) > 1:
@@ -300,7 +310,22 @@ class ColourModel:
         low=None,
         high=None,
     ) -> np.ndarray:
-        """Per-channel factors (B, G, R) that best explain a frame's cube colours.
+        """Per-channel factors (B, G, R) that best explain a frame's cube colours (no sheen);
+        see ``fit_frame``."""
+        return self.fit_frame(ratios, light_sigma, tint_sigma, low=low, high=high,
+                              veils=(0.0,))[0]
+
+    def fit_frame(
+        self,
+        ratios: np.ndarray,
+        light_sigma: float | None = None,
+        tint_sigma: float | None = None,
+        *,
+        low=None,
+        high=None,
+        veils=None,
+    ) -> tuple[np.ndarray, float]:
+        """Per-channel factors (B, G, R) and a sheen that best explain a frame's cube colours.
 
         Cube/floor ratios assume a pale cream print. A darker print makes every cube look
         lighter by one factor; a print of another hue (grey, white, pink) tints every cube the
@@ -308,29 +333,41 @@ class ColourModel:
         tint against green, each held near "as assumed" by a log-normal prior, so that a frame
         with one or two cubes keeps the defaults. Clipped channels (``low``/``high``, see
         ``ratio_distances``) count only as bounds.
+
+        The sheen (``veil``): painted tops mirror a little of the light; where the light sits
+        near the camera (a ring light) every top sends the camera the same few per cent of the
+        light's own colour, which lifts and greys the dark cubes (black and brown) and hardly
+        changes the others. It is one share of a white cube's reading for the whole frame
+        (``VEILS``, prior sd ``VEIL_SIGMA``).
         """
         light_sigma = self.light_sigma if light_sigma is None else light_sigma
         tint_sigma = self.tint_sigma if tint_sigma is None else tint_sigma
+        veils = VEILS if veils is None else veils
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         if len(ratios) == 0:
-            return np.ones(3, np.float32)
+            return np.ones(3, np.float32), 0.0
         span_k = min(1.6, 3.0 * light_sigma)
         span_t = min(0.5, 3.0 * tint_sigma)
         logk = np.linspace(-span_k, span_k, 33)
         tints = np.linspace(-span_t, span_t, 11)
         tb, tr = np.meshgrid(tints, tints, indexing="ij")
         tb, tr = tb.ravel(), tr.ravel()
-        k, b_, r_ = 0.0, 0.0, 0.0
+        k, b_, r_, v = 0.0, 0.0, 0.0, 0.0
         for _ in range(2):
             g = np.exp(np.stack([logk + b_, logk, logk + r_], axis=1))
-            cost = self._costs(ratios, g, low, high) + (logk / light_sigma) ** 2
+            cost = self._costs(ratios, g, low, high, v) + (logk / light_sigma) ** 2
             k = float(logk[int(np.argmin(cost))])
             g = np.exp(np.stack([k + tb, np.full_like(tb, k), k + tr], axis=1))
-            cost = self._costs(ratios, g, low, high) + (k / light_sigma) ** 2
+            cost = self._costs(ratios, g, low, high, v) + (k / light_sigma) ** 2
             cost += (tb * tb + tr * tr) / tint_sigma**2
             j = int(np.argmin(cost))
             b_, r_ = float(tb[j]), float(tr[j])
-        return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32)
+            if len(veils) > 1:
+                g = np.exp(np.array([[k + b_, k, k + r_]]))
+                cost = [float(self._costs(ratios, g, low, high, x)[0]) + (x / VEIL_SIGMA) ** 2
+                        for x in veils]
+                v = float(veils[int(np.argmin(cost))])
+        return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32), v
 
     def fit_lightness(self, ratios: np.ndarray, prior_sigma: float = 0.6) -> float:
         """The single lightness factor k that best explains a frame's cube colours."""
@@ -353,17 +390,18 @@ class ColourModel:
         ratios = np.array([c["ratio"] for c in cubes], np.float32).reshape(-1, 3)
         low = np.array([c.get("low", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
-        gains = self.fit_print(ratios, low=low, high=high)
-        _, labs = self.ratio_distances(ratios, gains[None], low, high)
-        dist = self.shaded_distances(ratios, gains, low, high)
+        gains, veil = self.fit_frame(ratios, low=low, high=high)
+        _, labs = self.ratio_distances(ratios, gains[None], low, high, veil)
+        dist = self.shaded_distances(ratios, gains, low, high, veil)
         glare = _glare_room(cubes)
         if np.any(glare > 0):
-            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, high, glare))
+            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, high, glare, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
         warnings = []
         for i, c in enumerate(cubes):
             c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], dist[0, i], gains
+            c["veil"] = veil
             if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
                 x, y = c["xy"]
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
