@@ -308,7 +308,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         if len(mine) == n and n > 1:
             seeds = mine
     why = None
-    if (n > 1 and abs(est - n) > 0.35) or est < 0.45:
+    if abs(est - n) > 0.35 or est < 0.45:
         why = "split"
     elif b.weak:
         why = "faint"

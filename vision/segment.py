@@ -260,8 +260,9 @@ def cube_masks(
     outlined, edge = outlines.solid(), outlines.edges()
     # A change from the floor estimate counts where sharp edges confirm it (a cube's sides and
     # top are bounded by them; a tinted corner or a lamp's soft light is not): at least
-    # EDGE_SUPPORT_CM of edge within its outline. Things outlined all round that the floor
-    # estimate missed (a cube painted like the print, clusters the estimate swallowed) join.
+    # EDGE_SUPPORT_CM of edge within its outline. Things outlined all round join, whether the
+    # floor estimate missed them (a cube painted like the print, or beside a darker one it
+    # found) or not.
     n, labels, area = _components(strong)
     grown = cv2.dilate(labels.astype(np.float32), np.ones((5, 5), np.uint8)).astype(np.int32)
     # the creases along the outline's sides are edges of the tray, not of what lies there:
@@ -276,11 +277,7 @@ def cube_masks(
     ok = support >= np.maximum(EDGE_SUPPORT_CM * px_per_cm, EDGE_DENSITY * area)
     ok[0] = False
     strong = ok[labels].astype(np.uint8)
-    n, labels = cv2.connectedComponents(outlined, connectivity=8)
-    touched = np.zeros(n, bool)
-    touched[np.unique(labels[cv2.dilate(strong, np.ones((3, 3), np.uint8)) > 0])] = True
-    touched[0] = True
-    strong |= (~touched)[labels].astype(np.uint8)
+    strong |= outlined
     return strong, np.zeros_like(strong)
 
 
