@@ -73,6 +73,12 @@ CALIBRATED_LIGHT_SIGMA = 0.4
 CALIBRATED_TINT_SIGMA = 0.15
 
 
+# A drop pins the session's print and light (three factors) only with cubes of at least this
+# many colours; with fewer (one red cube, say) the fit has too little to go on and the drop is
+# refused (learning from it made later frames worse).
+PIN_COLOURS = 3
+
+
 def refine_colours(
     model: ColourModel, samples: dict[str, list], weight: float = 0.8
 ) -> ColourModel:
@@ -91,11 +97,14 @@ def refine_colours(
     return ColourModel(refs, dict(model.spread), model.light_sigma, model.tint_sigma)
 
 
-def rebased(model: ColourModel, gains) -> ColourModel:
+def rebased(model: ColourModel, gains, veil: float = 0.0) -> ColourModel:
     """The model with every reference moved by per-channel factors ``gains`` (B, G, R) on the
-    cube/floor ratio: what each colour reads as on this session's print in this light, so
-    that a frame of the session needs no print fit of its own (factors near 1)."""
-    lin = linear_from_lab(model.matrix()) * np.asarray(gains, np.float32).reshape(1, 3)
+    cube/floor ratio and the sheen ``veil`` added (see ``ColourModel.fit_frame``): what each
+    colour reads as on this session's print in this light, so that a frame of the session needs
+    no print fit of its own (factors near 1, no sheen)."""
+    lin = linear_from_lab(model.matrix())
+    white = np.maximum(lin[COLOURS.index("white")], 0.0)
+    lin = (lin + veil * white) * np.asarray(gains, np.float32).reshape(1, 3)
     labs = lab_from_linear(lin)
     refs = {c: tuple(float(v) for v in labs[i]) for i, c in enumerate(COLOURS)}
     return ColourModel(refs, dict(model.spread), model.light_sigma, model.tint_sigma)
@@ -117,9 +126,9 @@ def calibrate_from_drop(
     the cubes found are matched to the confirmed colours so that the total likelihood is
     highest, respecting the counts; each colour seen (with no clipped channel) then moves
     ``weight`` of the way to what was measured, and the per-frame fit is held near the
-    session's (``CALIBRATED_*_SIGMA``). Raises VisionError when the number of cubes found
-    differs from ``contents`` (the drop is no good for calibrating: ask again rather than learn
-    from a miscount).
+    session's (``CALIBRATED_*_SIGMA``). Raises VisionError when the drop holds fewer than
+    ``PIN_COLOURS`` colours or the number of cubes found differs from ``contents`` (the drop is
+    no good for calibrating: ask again rather than learn from a miscount).
     """
     from vision.counter import measure_cubes
 
@@ -135,9 +144,14 @@ def calibrate_from_drop(
         )
     if not cubes:
         return cal
+    seen = sorted(c for c, n in contents.items() if int(n) > 0)
+    if len(seen) < PIN_COLOURS:
+        raise VisionError(
+            f"the drop held cubes of {len(seen)} colour(s) ({', '.join(seen) or 'none'}): at "
+            f"least {PIN_COLOURS} colours are needed to learn this tray's colours"
+        )
     model = cal.colours
     model.name_cubes(cubes)
-    gains = cubes[0]["gains"]
     loglik = np.array([c["d"] for c in cubes]) ** 2 * -0.5  # (N, 7)
     # greedy assignment with capacities, most confident pairs first
     left = {c: int(contents.get(c, 0)) for c in COLOURS}
@@ -149,13 +163,21 @@ def calibrate_from_drop(
             continue
         taken[int(i)] = colour
         left[colour] -= 1
+    # with the colours known, the drop's print, light and sheen are fitted to them alone
+    idx = sorted(taken)
+    gains, veil = model.fit_frame(
+        np.array([cubes[i]["ratio"] for i in idx]),
+        low=np.array([cubes[i].get("low", (False,) * 3) for i in idx], bool),
+        high=np.array([cubes[i].get("high", (False,) * 3) for i in idx], bool),
+        names=[COLOURS.index(taken[i]) for i in idx],
+    )
     samples: dict[str, list] = {c: [] for c in COLOURS}
     for i, colour in taken.items():
         c = cubes[i]
         if np.any(c.get("low", False)) or np.any(c.get("high", False)):
             continue  # a clipped reading is only a bound
         samples[colour].append(lab_from_linear(np.asarray(c["ratio"], np.float32)[None])[0])
-    new = refine_colours(rebased(model, gains), samples, weight)
+    new = refine_colours(rebased(model, gains, veil), samples, weight)
     new.light_sigma = min(model.light_sigma, CALIBRATED_LIGHT_SIGMA)
     new.tint_sigma = min(model.tint_sigma, CALIBRATED_TINT_SIGMA)
     return Calibration(cal.corners, new)

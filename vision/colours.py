@@ -276,10 +276,14 @@ class ColourModel:
         """A soft assignment (N, 7): Gaussian likelihoods, normalised."""
         return _softmax(self.log_likelihood(lab))
 
-    def _costs(self, ratios, gains, low=None, high=None, veil=0.0) -> np.ndarray:
+    def _costs(self, ratios, gains, low=None, high=None, veil=0.0, names=None) -> np.ndarray:
         """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
         g = np.asarray(gains, np.float32).reshape(-1, 3)
         dist, labs = self.ratio_distances(ratios, g, low, high, veil)
+        if names is not None:  # the colours are known (a confirmed drop): only fit the light
+            idx = np.asarray(names, int).reshape(1, -1, 1)
+            d = np.take_along_axis(dist, np.broadcast_to(idx, (len(g), len(ratios), 1)), 2)
+            return np.minimum(d[:, :, 0] ** 2, 9.0).sum(axis=1)
         d = dist.min(axis=2)
         cost = np.minimum(d * d, 9.0).sum(axis=1)
         if len(ratios) > 1:
@@ -324,6 +328,7 @@ class ColourModel:
         low=None,
         high=None,
         veils=None,
+        names=None,
     ) -> tuple[np.ndarray, float]:
         """Per-channel factors (B, G, R) and a sheen that best explain a frame's cube colours.
 
@@ -338,7 +343,8 @@ class ColourModel:
         near the camera (a ring light) every top sends the camera the same few per cent of the
         light's own colour, which lifts and greys the dark cubes (black and brown) and hardly
         changes the others. It is one share of a white cube's reading for the whole frame
-        (``VEILS``, prior sd ``VEIL_SIGMA``).
+        (``VEILS``, prior sd ``VEIL_SIGMA``). ``names`` (a colour index per cube), when the
+        colours are known, fits only the print, light and sheen to them.
         """
         light_sigma = self.light_sigma if light_sigma is None else light_sigma
         tint_sigma = self.tint_sigma if tint_sigma is None else tint_sigma
@@ -355,17 +361,17 @@ class ColourModel:
         k, b_, r_, v = 0.0, 0.0, 0.0, 0.0
         for _ in range(2):
             g = np.exp(np.stack([logk + b_, logk, logk + r_], axis=1))
-            cost = self._costs(ratios, g, low, high, v) + (logk / light_sigma) ** 2
+            cost = self._costs(ratios, g, low, high, v, names) + (logk / light_sigma) ** 2
             k = float(logk[int(np.argmin(cost))])
             g = np.exp(np.stack([k + tb, np.full_like(tb, k), k + tr], axis=1))
-            cost = self._costs(ratios, g, low, high, v) + (k / light_sigma) ** 2
+            cost = self._costs(ratios, g, low, high, v, names) + (k / light_sigma) ** 2
             cost += (tb * tb + tr * tr) / tint_sigma**2
             j = int(np.argmin(cost))
             b_, r_ = float(tb[j]), float(tr[j])
             if len(veils) > 1:
                 g = np.exp(np.array([[k + b_, k, k + r_]]))
-                cost = [float(self._costs(ratios, g, low, high, x)[0]) + (x / VEIL_SIGMA) ** 2
-                        for x in veils]
+                cost = [float(self._costs(ratios, g, low, high, x, names)[0])
+                        + (x / VEIL_SIGMA) ** 2 for x in veils]
                 v = float(veils[int(np.argmin(cost))])
         return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32), v
 

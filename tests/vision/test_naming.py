@@ -135,3 +135,27 @@ def test_a_white_cube_on_a_glare_is_still_white():
     # near enough to white to be sure (without the glare it lies 4 spreads away: "unlike
     # every colour", flagged by the counter)
     assert cubes[-1]["d"][COLOURS.index("white")] < 3.0
+
+
+def test_known_names_fit_the_light_alone():
+    """With the colours confirmed (a calibration drop), the print factors come from them: a
+    brown read on a print that makes it look like black's lightness is still fitted as brown."""
+    gains = np.array([1.8, 2.0, 2.4], np.float32)
+    names = ["brown", "black", "white"]
+    ratios = np.array([TRUE_RATIO[c] * gains for c in names])
+    fitted, veil = MODEL.fit_frame(ratios, names=[COLOURS.index(c) for c in names])
+    assert fitted == pytest.approx(gains, rel=0.12)
+    assert veil == pytest.approx(0.0, abs=0.021)
+
+
+def test_a_drop_of_too_few_colours_is_refused():
+    import synth
+
+    from vision.calibration import calibrate_from_drop
+    from vision.errors import VisionError
+
+    scene = synth.Scene(cubes=synth.scatter(["red", "red"], seed=3))
+    frame, truth = synth.render(scene)
+    ref, _ = synth.render(scene, with_cubes=False)
+    with pytest.raises(VisionError, match="at least 3 colours"):
+        calibrate_from_drop(frame, synth.counts(truth), ref)
