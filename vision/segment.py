@@ -72,6 +72,9 @@ EDGE_SUPPORT_CM = 2.0
 EDGE_DENSITY = 0.18
 EDGE_WALL_CM = 0.3
 EDGE_RUN_CM = 1.6
+# Linear-light offset in the log for edges: twice NOISE_FLOOR (a dark channel's sensor noise
+# would otherwise edge a dark cube's whole face).
+EDGE_LOG_OFFSET = 0.02
 EDGE_FACE_MIN_CM2 = 0.15
 # A cube's top face inside its edges (edges eat a rim of it): area (cm^2), shorter side (cm),
 # longer over shorter side, area over hull.
@@ -282,8 +285,9 @@ def cube_masks(
 
 
 def _gradient(rect_lin: np.ndarray) -> np.ndarray:
-    """Steepest change of log light over the three channels, per rectified px."""
-    lg = np.log(rect_lin + NOISE_FLOOR)
+    """Steepest change of log light over the three channels, per rectified px (the log offset
+    larger than elsewhere: a dark channel's noise is large in log terms)."""
+    lg = np.log(rect_lin + EDGE_LOG_OFFSET)
     g2 = None
     for c in range(3):
         gx = cv2.Scharr(lg[..., c], cv2.CV_32F, 1, 0)

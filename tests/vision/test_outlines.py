@@ -1,0 +1,86 @@
+"""The outline cue (``vision.segment.Outlines``): cubes found by their sharp edges alone, top
+faces counted, and what is not a cube (a soft tinted patch, a wall crease) left out."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.colours import to_linear
+from vision.segment import Outlines, cube_masks, floor_model
+
+PX = 20  # px per cm, as in the counter
+BOX = (20, 20, 340, 220)  # floor box of a 360 x 240 canvas
+
+
+def _canvas(floor=(170, 190, 215)) -> np.ndarray:
+    img = np.empty((240, 360, 3), np.uint8)
+    img[:] = floor
+    return img
+
+
+def _cube(img, cx, cy, top, side=None, deg=0.0):
+    """A 1 cm cube seen from slightly off straight down: its top and a darker side face."""
+    side = side if side is not None else tuple(int(0.6 * c) for c in top)
+    box = cv2.boxPoints(((cx + 3, cy + 4), (PX, PX), deg)).astype(np.int32)
+    cv2.fillConvexPoly(img, box, side, cv2.LINE_AA)
+    box = cv2.boxPoints(((cx, cy), (PX, PX), deg)).astype(np.int32)
+    cv2.fillConvexPoly(img, box, top, cv2.LINE_AA)
+
+
+def _noisy(img, seed=0, sd=2.0):
+    rng = np.random.default_rng(seed)
+    return np.clip(img + rng.normal(0, sd, img.shape), 0, 255).astype(np.uint8)
+
+
+def _at(mask, x, y):
+    return bool(mask[y - 3: y + 4, x - 3: x + 4].any())
+
+
+def test_a_cube_painted_like_the_floor_is_outlined():
+    img = _canvas()
+    # a white cube on a cream print: its top a few per cent off the floor, its side shaded
+    _cube(img, 120, 120, (180, 201, 227), side=(120, 135, 150), deg=20)
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    solid = o.solid()
+    assert _at(solid, 120, 120)
+    assert np.count_nonzero(solid) < 3 * PX * PX  # the cube, not the floor
+
+
+def test_soft_tinted_patch_and_shading_are_not_outlined():
+    img = _canvas().astype(np.float32)
+    yy, xx = np.mgrid[:240, :360]
+    # a reddish tint fading over 3 cm in a corner, and a gentle shading across the floor
+    tint = np.clip(1 - np.hypot(xx - 20, yy - 220) / (3 * PX), 0, 1)[..., None]
+    img *= 1 - 0.35 * tint * np.array([1.0, 1.0, 0.2])
+    img *= np.linspace(0.8, 1.0, 360)[None, :, None]
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    assert np.count_nonzero(o.solid()) == 0
+    assert len(o.top_faces()) == 0
+
+
+def test_top_faces_of_a_touching_row():
+    img = _canvas()
+    for i in range(3):
+        _cube(img, 100 + i * (PX + 3), 120, (40, 40, 190))  # three red cubes, barely apart
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    tops = o.top_faces()
+    assert len(tops) == 3
+    assert np.allclose(np.sort(tops[:, 0]), [100, 123, 146], atol=4)
+
+
+def test_crease_along_a_side_is_not_a_cube():
+    img = _canvas()
+    img[:, :30] = (120, 135, 150)  # the wall's face let into the outline, a sharp crease
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    assert np.count_nonzero(o.solid()) == 0
+
+
+def test_without_reference_white_cube_beside_a_dark_one_is_kept():
+    img = _canvas()
+    _cube(img, 120, 120, (45, 40, 40), deg=10)  # black
+    _cube(img, 120 + PX + 2, 120, (228, 232, 234), deg=10)  # white, touching it
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert _at(strong, 120, 120) and _at(strong, 142, 120)
