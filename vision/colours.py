@@ -354,25 +354,33 @@ class ColourModel:
             return np.ones(3, np.float32), 0.0
         span_k = min(1.6, 3.0 * light_sigma)
         span_t = min(0.5, 3.0 * tint_sigma)
-        logk = np.linspace(-span_k, span_k, 33)
-        tints = np.linspace(-span_t, span_t, 11)
-        tb, tr = np.meshgrid(tints, tints, indexing="ij")
-        tb, tr = tb.ravel(), tr.ravel()
-        k, b_, r_, v = 0.0, 0.0, 0.0, 0.0
-        for _ in range(2):
-            g = np.exp(np.stack([logk + b_, logk, logk + r_], axis=1))
-            cost = self._costs(ratios, g, low, high, v, names) + (logk / light_sigma) ** 2
-            k = float(logk[int(np.argmin(cost))])
-            g = np.exp(np.stack([k + tb, np.full_like(tb, k), k + tr], axis=1))
-            cost = self._costs(ratios, g, low, high, v, names) + (k / light_sigma) ** 2
-            cost += (tb * tb + tr * tr) / tint_sigma**2
+
+        def best(ks, tbs, trs, v):
+            kk, bb, rr = (a.ravel() for a in np.meshgrid(ks, tbs, trs, indexing="ij"))
+            g = np.exp(np.stack([kk + bb, kk, kk + rr], axis=1))
+            cost = self._costs(ratios, g, low, high, v, names)
+            cost += (kk / light_sigma) ** 2 + (bb * bb + rr * rr) / tint_sigma**2
             j = int(np.argmin(cost))
-            b_, r_ = float(tb[j]), float(tr[j])
-            if len(veils) > 1:
-                g = np.exp(np.array([[k + b_, k, k + r_]]))
-                cost = [float(self._costs(ratios, g, low, high, x, names)[0])
-                        + (x / VEIL_SIGMA) ** 2 for x in veils]
-                v = float(veils[int(np.argmin(cost))])
+            return float(kk[j]), float(bb[j]), float(rr[j])
+
+        # the whole range coarsely (no local minimum to be caught in), then finely around
+        # the best, then the sheen, then the tint again
+        k, b_, r_ = best(np.linspace(-span_k, span_k, 9), np.linspace(-span_t, span_t, 5),
+                         np.linspace(-span_t, span_t, 5), 0.0)
+        step_k, step_t = span_k / 4, span_t / 2
+        k, b_, r_ = best(k + np.linspace(-step_k, step_k, 7),
+                         b_ + np.linspace(-step_t, step_t, 5), r_ + np.linspace(-step_t, step_t, 5),
+                         0.0)
+        v = 0.0
+        if len(veils) > 1:
+            g = np.exp(np.array([[k + b_, k, k + r_]]))
+            cost = [float(self._costs(ratios, g, low, high, x, names)[0])
+                    + (x / VEIL_SIGMA) ** 2 for x in veils]
+            v = float(veils[int(np.argmin(cost))])
+            if v:
+                fine = np.linspace(-step_t / 2, step_t / 2, 3)
+                k, b_, r_ = best(k + np.linspace(-step_k / 3, step_k / 3, 3), b_ + fine,
+                                 r_ + fine, v)
         return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32), v
 
     def fit_lightness(self, ratios: np.ndarray, prior_sigma: float = 0.6) -> float:

@@ -159,3 +159,20 @@ def test_a_drop_of_too_few_colours_is_refused():
     ref, _ = synth.render(scene, with_cubes=False)
     with pytest.raises(VisionError, match="at least 3 colours"):
         calibrate_from_drop(frame, synth.counts(truth), ref)
+
+
+def test_two_blue_cubes_on_a_pink_print_stay_blue():
+    """A pink print takes blue from every cube (and adds green): two blue cubes alone read
+    darker and greyer. Fitted one factor at a time, the print's lightness first, the fit got
+    stuck calling them black on a print three times darker; searched jointly it finds the tint."""
+    cream = np.array([172, 208, 228.0]) / 255
+    pink = np.array([200, 190, 235.0]) / 255
+    fac = (cream / pink) ** 2.2
+    floor = np.array([0.13, 0.2, 0.25])
+    cubes = []
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)
+        px = np.clip(TRUE_RATIO["blue"] * fac / FLOOR_ALBEDO * floor
+                     * rng.uniform(0.85, 1.0, (100, 1)), 0, 1)
+        cubes.append(dict(cube_colour(px, np.tile(floor, (100, 1)))))
+    assert _names(cubes) == ["blue", "blue"]
