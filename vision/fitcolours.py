@@ -4,8 +4,9 @@ Why: the defaults in ``vision.colours`` must come from somewhere reproducible, a
 development split only (sessions s000-s002 of trays-rendered; s003-s004 stay held out). For each
 development frame the counter's own measurements (with the session's empty tray as reference)
 are matched by position to the labelled cubes; per colour, the reference is the median of the
-floor-normalised Lab and the spread a robust standard deviation (1.4826 x MAD). Each frame's
-print/light factors are refitted with the current model and the medians recomputed, three times.
+floor-normalised Lab and the spread a robust standard deviation (1.4826 x MAD); cubes with a
+clipped channel (only a bound) are left out. Each frame's print/light factors are refitted with
+the current model and the medians recomputed, three times.
 
 Prints Python literals to paste into ``vision/colours.py``.
 """
@@ -28,7 +29,7 @@ from vision.reading import COLOURS
 
 
 def collect(folder: Path, sessions=DEV_SESSIONS) -> list[tuple[int, list[tuple[str, np.ndarray]]]]:
-    """Per frame: [(true colour, measured floor ratio)] for matched, clearly visible cubes."""
+    """Per frame: [(true colour, the cube's measurement)] for matched, clearly visible cubes."""
     labels = json.loads((folder / "labels.json").read_text())["images"]
     out = []
     refs: dict[str, np.ndarray] = {}
@@ -46,7 +47,7 @@ def collect(folder: Path, sessions=DEV_SESSIONS) -> list[tuple[int, list[tuple[s
                  if t["in_tray"] and t["visible_px"] >= 4 * LOW_VISIBILITY_PX]
         pred = [("?", c["xy"][0], c["xy"][1]) for c in cubes]
         matched, _, _ = _match(pred, truth, 0.02 * img.shape[1])
-        frame = [(truth[j]["colour"], cubes[k]["ratio"]) for k, j in matched
+        frame = [(truth[j]["colour"], cubes[k]) for k, j in matched
                  if not cubes[k]["ambiguous"]]
         if frame:
             out.append((i, frame))
@@ -58,11 +59,12 @@ def fit(frames, rounds: int = 3) -> ColourModel:
     for _ in range(rounds):
         samples: dict[str, list[np.ndarray]] = {c: [] for c in COLOURS}
         for _, frame in frames:
-            ratios = np.array([r for _, r in frame])
-            gains = model.fit_print(ratios)
-            labs = lab_from_linear(ratios / gains)
-            for (colour, _), lab in zip(frame, labs, strict=True):
-                samples[colour].append(lab)
+            cubes = [dict(c) for _, c in frame]
+            model.name_cubes(cubes)
+            for (colour, _), c in zip(frame, cubes, strict=True):
+                if np.any(c.get("low", False)) or np.any(c.get("high", False)):
+                    continue  # a clipped channel: the reading is only a bound
+                samples[colour].append(lab_from_linear(c["ratio"][None] / c["gains"])[0])
         refs, spread = {}, {}
         for c in COLOURS:
             v = np.array(samples[c]) if samples[c] else np.array([model.refs[c]])
