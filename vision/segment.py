@@ -253,35 +253,42 @@ def cube_masks(
     band = np.ones(m.shape, bool)
     band[y0:y1, x0:x1] = False
     cube_px = px_per_cm * px_per_cm
-    strong = _clean((coloured & ~band).astype(np.uint8), 0.2 * cube_px)
-    neutral = _clean((dark & ~band & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
-    # a lamp throws every cube's shadow one way: that darkening is not cubes
-    neutral, _ = _without_shadows(strong, neutral, px_per_cm)
-    _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     if outlines is None:
         outlines = Outlines(rect_lin, px_per_cm, floor_box)
     outlined, edge = outlines.solid(), outlines.edges()
     # A change from the floor estimate counts where sharp edges confirm it (a cube's sides and
     # top are bounded by them; a tinted corner or a lamp's soft light is not): at least
-    # EDGE_SUPPORT_CM of edge within its outline. Things outlined all round join, whether the
-    # floor estimate missed them (a cube painted like the print, or beside a darker one it
-    # found) or not.
-    n, labels, area = _components(strong)
-    grown = cv2.dilate(labels.astype(np.float32), np.ones((5, 5), np.uint8)).astype(np.int32)
-    # the creases along the outline's sides are edges of the tray, not of what lies there:
-    # near the sides, or straight along them for longer than any cube's edge
+    # EDGE_SUPPORT_CM of edge within its outline and EDGE_DENSITY of its area, not counting
+    # the creases along the outline's sides (near the sides, or straight along them for
+    # longer than any cube's edge).
     r = round(EDGE_WALL_CM * px_per_cm)
     edge[: y0 + r], edge[y1 - r:], edge[:, : x0 + r], edge[:, x1 - r:] = 0, 0, 0, 0
     run = round(EDGE_RUN_CM * px_per_cm) | 1
     lines = cv2.morphologyEx(edge, cv2.MORPH_OPEN, np.ones((1, run), np.uint8))
     lines |= cv2.morphologyEx(edge, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8))
     edge &= cv2.dilate(lines, np.ones((3, 3), np.uint8)) ^ 1
+    strong = _clean((coloured & ~band).astype(np.uint8), 0.2 * cube_px)
+    neutral = _clean((dark & ~band & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
+    # a lamp throws every cube's shadow one way: that darkening is not cubes
+    neutral, _ = _without_shadows(strong, neutral, px_per_cm)
+    _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
+    # Things outlined all round join, whether the floor estimate missed them (a cube painted
+    # like the print, or beside a darker one it found) or not.
+    strong = _edged(strong, edge, px_per_cm) | outlined
+    return strong, np.zeros_like(strong)
+
+
+def _edged(mask: np.ndarray, edge: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """The pieces of ``mask`` with sharp ``edge`` pixels (within 2 px of them) over at least
+    ``EDGE_SUPPORT_CM`` of length and ``EDGE_DENSITY`` of their area."""
+    n, labels, area = _components(mask)
+    if n <= 1:
+        return mask
+    grown = cv2.dilate(labels.astype(np.float32), np.ones((5, 5), np.uint8)).astype(np.int32)
     support = np.bincount(grown[edge > 0], minlength=n)
     ok = support >= np.maximum(EDGE_SUPPORT_CM * px_per_cm, EDGE_DENSITY * area)
     ok[0] = False
-    strong = ok[labels].astype(np.uint8)
-    strong |= outlined
-    return strong, np.zeros_like(strong)
+    return ok[labels].astype(np.uint8)
 
 
 def _gradient(rect_lin: np.ndarray) -> np.ndarray:
