@@ -7,8 +7,13 @@ large-scale shading. What is left is the cube's paint relative to the tray's pai
 put into CIE Lab so that distances are roughly perceptual. Black, brown and red are told apart
 mostly by lightness and chroma; white and yellow along the blue-yellow (b) axis.
 
-A print of unusual colour (a dark wood tray, say) shifts every cube the same way; a calibration
-(see ``vision.calibration``) replaces the default references with measured ones.
+A print of unusual colour (a dark wood tray, say) shifts every cube the same way: per frame a
+lightness factor and a tint are fitted to all its cubes together (``ColourModel.fit_frame``),
+with the sheen the painted tops mirror. What one frame cannot separate is left as an interval
+or a nuisance rather than forced: a clipped channel is only a bound (``cube_colour``), a top may
+get less of the light than the floor (tilt, a neighbour's shadow), the floor beside a cube may
+carry a glare. A calibration (see ``vision.calibration``) moves the default references into
+one session's reading, measured on a drop whose contents the players confirmed.
 """
 
 from __future__ import annotations
