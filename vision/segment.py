@@ -72,6 +72,9 @@ EDGE_SUPPORT_CM = 2.0
 EDGE_DENSITY = 0.18
 EDGE_WALL_CM = 0.3
 EDGE_RUN_CM = 1.6
+# A straight edge at least this long (cm) is a shadow's or a crease, not a cube's (two cubes
+# side by side make 2 cm).
+STRAIGHT_CM = 2.5
 # Linear-light offset in the log for edges: twice NOISE_FLOOR (a dark channel's sensor noise
 # would otherwise edge a dark cube's whole face).
 EDGE_LOG_OFFSET = 0.02
@@ -274,8 +277,29 @@ def cube_masks(
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     # Things outlined all round join, whether the floor estimate missed them (a cube painted
     # like the print, or beside a darker one it found) or not.
-    strong = _edged(strong, edge, px_per_cm) | outlined
+    strong = _edged(strong, edge, px_per_cm)
+    # What the floor estimate adds beyond the outlined things must be edged on its own, long
+    # straight edges (a lamp's or the tower's shadow, longer than two cubes) not counting: the
+    # estimate errs in a band along a hard shadow's edge, and such a band touching cubes
+    # would pass as part of them.
+    own = strong & (cv2.dilate(outlined, np.ones((5, 5), np.uint8)) ^ 1)
+    strong = (strong & (own ^ 1)) | _edged(own, edge & (_straight(edge, px_per_cm) ^ 1),
+                                            px_per_cm)
+    strong |= outlined
     return strong, np.zeros_like(strong)
+
+
+def _straight(edge: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """The long straight runs of ``edge`` (``STRAIGHT_CM`` or more, any direction), widened
+    by 2 px: shadow edges and creases, never one cube's outline."""
+    length = STRAIGHT_CM * px_per_cm
+    lines = cv2.HoughLinesP(edge, 1, np.pi / 180, threshold=round(0.6 * length),
+                            minLineLength=length, maxLineGap=0.2 * px_per_cm)
+    out = np.zeros_like(edge)
+    if lines is not None:
+        for xa, ya, xb, yb in np.asarray(lines).reshape(-1, 4):
+            cv2.line(out, (int(xa), int(ya)), (int(xb), int(yb)), 1, 5)
+    return out
 
 
 def _edged(mask: np.ndarray, edge: np.ndarray, px_per_cm: float) -> np.ndarray:

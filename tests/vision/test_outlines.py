@@ -84,3 +84,23 @@ def test_without_reference_white_cube_beside_a_dark_one_is_kept():
     bg = floor_model(img, None, PX, BOX)
     strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
     assert _at(strong, 120, 120) and _at(strong, 142, 120)
+
+
+def test_without_reference_a_hard_shadow_edge_beside_cubes_is_not_cubes():
+    img = _canvas().astype(np.float32)
+    yy, xx = np.mgrid[:240, :360]
+    shadow = (yy - 40) > 0.45 * (xx - 20)  # a lamp's hard shadow, a long straight edge
+    img[shadow] *= np.array([0.55, 0.45, 0.4])  # tinted: the room's light, not the lamp's
+    img = img.astype(np.uint8)
+    for x in (120, 200):  # cubes on the edge
+        y = int(40 + 0.45 * (x - 20))
+        _cube(img, x, y, (40, 160, 60))
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert _at(strong, 120, 85) and _at(strong, 200, 121)
+    # along the edge, away from the cubes, nothing
+    n, labels = cv2.connectedComponents(strong)
+    far = [(280, 157), (300, 166), (60, 58)]
+    assert not any(_at(strong, x, y) for x, y in far)
+    assert n - 1 <= 2
