@@ -181,15 +181,17 @@ def _serve(args: argparse.Namespace) -> int:
     print_url(config.server.host, server.effective_port)
 
     def shut_down(signum, _frame):
-        logging.getLogger(__name__).info("signal %s: stopping", signum)
-        server.close()
+        # Leave waitress's loop from the main thread; closing its sockets from inside the
+        # handler would pull them from under the running select().
+        raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, shut_down)
     try:
         server.run()
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as why:
+        logging.getLogger(__name__).info("stopping (%s)", why or "Ctrl-C")
     finally:
+        server.close()
         device.stop()
     return 0
 

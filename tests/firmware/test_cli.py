@@ -138,3 +138,32 @@ def test_serve_on_a_busy_port_is_a_clear_error(tmp_path, capsys):
         )
     assert status == 2
     assert "cannot listen" in capsys.readouterr().err
+
+
+def test_serve_starts_and_stops_cleanly_on_sigterm(tmp_path):
+    """What systemd does on `systemctl stop`: the service must exit 0, promptly."""
+    import signal
+    import urllib.request
+
+    exe = Path(sys.executable).with_name("cubetower")
+    if not exe.exists():
+        pytest.skip("cubetower console script not installed in this environment")
+    server = subprocess.Popen(
+        [str(exe), "serve", "--source", "demo", "--host", "127.0.0.1", "--port", "0",
+         "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        url = None
+        for line in server.stdout:
+            if "cubetower is running" in line:
+                url = line.split("Open ")[1].split()[0]
+                break
+        assert url and url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "api/health", timeout=10) as response:
+            assert json.load(response)["ok"] is True
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=15) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
