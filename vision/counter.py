@@ -49,6 +49,12 @@ WALL_BAND_CM = 0.8
 # says (lens, blur, its shadow); the geometry's own guess counts as this many lone cubes.
 SCALE_RANGE = (0.6, 2.0)
 SCALE_PRIOR = 0.5
+# A cube's top, visible sides and halo lie within REACH_CM of its top face's centre; what a blob
+# holds beyond every top face's reach is another cube when a disc CORE_CM across fits in it over
+# at least CORE_AREA_CM2.
+REACH_CM = 0.85
+CORE_CM = 0.6
+CORE_AREA_CM2 = 0.3
 
 
 def load_image(path) -> np.ndarray:
@@ -287,14 +293,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     bg_lin = bg_lin[by: by + h, bx: bx + w]
     if tops is not None:
         tops = tops - np.array([bx, by], np.float64)
-    n = max(1, round(est))
-    frac = est - np.floor(est)
-    if est > 1.3 and 0.3 < frac < 0.7:
-        # between two counts by area (shadows, overlap): the count of cube-wide cores decides
-        # when it is one of the two
-        cores = _cores(b.mask, view.px_per_cm)
-        if int(np.floor(est)) <= cores <= int(np.ceil(est)):
-            n = cores
+    n = _by_area(b.mask, est, view.px_per_cm)
     # Cubes in a cluster hide parts of each other (the area undercounts them), but each top
     # face seen whole is one cube: more top faces than the area says win.
     seeds = None
@@ -303,10 +302,12 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         ok = (ix[:, 0] >= 0) & (ix[:, 0] < w) & (ix[:, 1] >= 0) & (ix[:, 1] < h)
         ix = ix[ok]
         mine = tops[ok][b.mask[ix[:, 1], ix[:, 0]]]
-        if len(mine) > n:
-            n = len(mine)
-        if len(mine) == n and n > 1:
-            seeds = mine
+        if len(mine) >= 2 or (len(mine) == 1 and est > 1.5):
+            # each whole top face is one cube; what lies beyond every face's cube is counted
+            # by its own cube-wide cores (a cube whose top is not enclosed)
+            rest = _unexplained(b.mask, mine, view.px_per_cm, cube_area)
+            n = len(mine) + len(rest)
+            seeds = np.concatenate([mine, rest]) if n > 1 else None
     why = None
     if abs(est - n) > 0.35 or est < 0.45:
         why = "split"
@@ -334,6 +335,57 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             "why": why,
         })
     return out
+
+
+def _by_area(mask: np.ndarray, est: float, px_per_cm: float) -> int:
+    """Cubes in a piece holding ``est`` cubes' worth of area: the nearest count, or, between two
+    counts (shadows, overlap), the count of cube-wide cores when it is one of the two."""
+    n = max(1, round(est))
+    frac = est - np.floor(est)
+    if est > 1.3 and 0.3 < frac < 0.7:
+        cores = _cores(mask, px_per_cm)
+        if int(np.floor(est)) <= cores <= int(np.ceil(est)):
+            n = cores
+    return n
+
+
+def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
+                 cube_area: float) -> np.ndarray:
+    """Centres (k, 2) of the cubes in a blob that no top face in ``faces`` explains.
+
+    A cube's top, its visible sides and its halo lie within ``REACH_CM`` of its top's centre
+    (half the 1 cm top's diagonal plus a side seen obliquely); the rest of the blob, opened by
+    a disc a cube's core wide (``CORE_CM`` across: a shaded side, a shadow or the halo between
+    two cubes is thinner), holds the cubes whose tops were not enclosed: as many as its area
+    holds cubes (by ``cube_area``, cores deciding between two counts), at least one per piece of
+    ``CORE_AREA_CM2``, placed by k-means on its pixels."""
+    h, w = mask.shape
+    seeds = np.full((h, w), 255, np.uint8)
+    ix = np.clip(np.round(faces).astype(int), 0, [w - 1, h - 1])
+    seeds[ix[:, 1], ix[:, 0]] = 0
+    dist = cv2.distanceTransform(seeds, cv2.DIST_L2, 5)
+    rest = (mask & (dist > REACH_CM * px_per_cm)).astype(np.uint8)
+    r = max(1, round(0.5 * CORE_CM * px_per_cm))
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, k)
+    n, lab, stats, cents = cv2.connectedComponentsWithStats(rest, connectivity=8)
+    out = []
+    for i in range(1, n):
+        a = stats[i, cv2.CC_STAT_AREA]
+        if a < CORE_AREA_CM2 * px_per_cm**2:
+            continue
+        m = _by_area(lab == i, a / cube_area, px_per_cm)
+        if m == 1:
+            out.append(cents[i])
+            continue
+        ys, xs = np.nonzero(lab == i)
+        pts = np.stack([xs, ys], axis=1).astype(np.float32)
+        crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 15, 0.5)
+        cv2.setRNGSeed(0)
+        _, _, c = cv2.kmeans(pts[:: max(1, len(pts) // 400)], m, None, crit, 2,
+                             cv2.KMEANS_PP_CENTERS)
+        out += list(c)
+    return np.array(out, np.float64).reshape(-1, 2)
 
 
 def _cropped(b, pad: int = 4):

@@ -249,3 +249,46 @@ def test_cores_count_touching_cubes_by_their_waist():
     cv2.rectangle(one, (20, 30), (39, 49), 1, -1)
     cv2.rectangle(one, (40, 35), (49, 44), 1, -1)  # a shadow half a cube wide beside it
     assert _cores(one > 0, 20.0) == 1
+
+
+# --- top faces explain a blob; what they leave is counted on its own (vision.counter) ---
+
+def _squares(centres_cm, px_per_cm=20.0, side_cm=1.2, size=(200, 120)):
+    """A blob mask of cube footprints (side_cm squares) at centres_cm."""
+    import cv2
+    m = np.zeros(size[::-1], np.uint8)
+    h = 0.5 * side_cm * px_per_cm
+    for x, y in centres_cm:
+        cx, cy = x * px_per_cm, y * px_per_cm
+        cv2.rectangle(m, (round(cx - h), round(cy - h)), (round(cx + h), round(cy + h)), 1, -1)
+    return m > 0
+
+
+def test_top_faces_leave_nothing_when_they_explain_the_blob():
+    from vision.counter import _unexplained
+    centres = [(2.0 + 1.25 * i, 3.0) for i in range(5)]
+    mask = _squares(centres)
+    # thin bridges between the cubes (their halos meet): area, not cubes
+    mask[58:62, 40:160] = True
+    faces = np.array(centres) * 20.0
+    assert len(_unexplained(mask, faces, 20.0, 1.44 * 400)) == 0
+
+
+def test_cubes_without_a_top_face_are_counted_from_what_is_left():
+    from vision.counter import _unexplained
+    centres = [(2.0, 3.0), (3.2, 3.0), (4.4, 3.0), (4.4, 4.2)]
+    mask = _squares(centres)
+    faces = np.array(centres[:1]) * 20.0
+    rest = _unexplained(mask, faces, 20.0, 1.44 * 400)
+    assert len(rest) == 3
+    # each one near a cube that has no face
+    for x, y in np.array(centres[1:]) * 20.0:
+        assert np.hypot(rest[:, 0] - x, rest[:, 1] - y).min() < 12
+
+
+def test_a_chain_of_nearly_touching_cubes_counts_each_once():
+    cubes = [(c, 4.0 + 1.15 * i, 5.0 + 0.25 * i, 8.0 * i) for i, c in
+             enumerate(["white", "blue", "green", "white", "red", "yellow"])]
+    reading, truth = _run(synth.Scene(cubes=cubes))
+    assert reading.total == 6
+    assert reading.counts == synth.counts(truth)
