@@ -55,6 +55,8 @@ SCALE_PRIOR = 0.5
 REACH_CM = 0.85
 CORE_CM = 0.6
 CORE_AREA_CM2 = 0.3
+# A faint blob is a cube only if sharp edges run along this share of its outline.
+OUTLINED_SHARE = 0.4
 
 
 def load_image(path) -> np.ndarray:
@@ -223,7 +225,9 @@ def measure_cubes(
     scale = _frame_scale([b.area / b.expected for b in candidates if not b.weak])
     for b in candidates:
         b.expected *= scale
-    found = [b for b in candidates if not b.weak or _cube_shaped(b, b.expected)]
+    edges = outlines.edges()
+    found = [b for b in candidates
+             if not b.weak or (_cube_shaped(b, b.expected) and _outlined(b, edges))]
 
     cubes: list[dict] = []
     for b in found:
@@ -471,6 +475,18 @@ def _thinnest(b) -> float:
     pts = np.stack([xs, ys], axis=1).astype(np.float32)
     (_, _), (rw, rh), _ = cv2.minAreaRect(pts)
     return float(b.area) / (max(rw, rh) + 1.0)
+
+
+def _outlined(b, edges: np.ndarray) -> bool:
+    """Whether sharp edges run along at least ``OUTLINED_SHARE`` of a blob's outline: a cube's
+    outline is sharp all round, a faint change of light (a soft shadow's fringe) is not."""
+    crop, bx, by = _cropped(b, 2)
+    h, w = crop.mask.shape
+    m = crop.mask.astype(np.uint8)
+    rim = m - cv2.erode(m, np.ones((3, 3), np.uint8))
+    near = cv2.dilate(edges[by: by + h, bx: bx + w], np.ones((5, 5), np.uint8))
+    n = np.count_nonzero(rim)
+    return n > 0 and np.count_nonzero(rim & near) >= OUTLINED_SHARE * n
 
 
 def _cube_shaped(b, cube_area: float) -> bool:

@@ -247,7 +247,13 @@ def cube_masks(
     shade = shadow_direction(bg_lin, floor_box)
     clipped = (rect >= 250) & (bg_lin >= SATURATED)
     if have_reference:
-        return _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box)
+        strong, weak = _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box)
+        if outlines is not None:
+            # a top face painted like the print does not change, but its sides do: a whole top
+            # face touching only changes too small to be a cube (its shaded sides, an L) is
+            # part of that cube
+            strong = _with_touching(strong, outlines.top_mask(), px_per_cm * px_per_cm)
+        return strong, weak
     m, chroma = _log_change(rect_lin, bg_lin, shade, clipped)
     coloured = (chroma > CHROMA_STEP) | (m > np.log(BRIGHT_CEIL))
     dark = m < np.log(SHADOW_FLOOR)
@@ -287,6 +293,25 @@ def cube_masks(
                                             px_per_cm)
     strong |= outlined
     return strong, np.zeros_like(strong)
+
+
+def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.ndarray:
+    """``mask`` plus each connected piece of ``pieces`` that touches ``mask`` but no piece of
+    it as large as ``max_area`` px."""
+    n, labels = cv2.connectedComponents(pieces, connectivity=8)
+    if n <= 1:
+        return mask
+    _, mlab, marea = _components(mask)
+    big = marea >= max_area
+    big[0] = False
+    k = np.ones((3, 3), np.uint8)
+    near = cv2.dilate(mask.astype(np.uint8), k) > 0
+    near_big = cv2.dilate(big[mlab].astype(np.uint8), k) > 0
+    hit = np.zeros(n, bool)
+    hit[np.unique(labels[near & (pieces > 0)])] = True
+    hit[np.unique(labels[near_big & (pieces > 0)])] = False
+    hit[0] = False
+    return mask | hit[labels].astype(mask.dtype)
 
 
 def _straight(edge: np.ndarray, px_per_cm: float) -> np.ndarray:
@@ -403,17 +428,15 @@ class Outlines:
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
         return self._full(cv2.morphologyEx(solid, cv2.MORPH_OPEN, k))
 
-    def top_faces(self) -> np.ndarray:
-        """Centres (rectified px, (k, 2)) of enclosed pieces shaped like a cube's top face: a
-        solid, nearly square piece whose shorter side is at least ``TOP_SIDE_CM`` and whose area
-        (inside its edges) is ``TOP_AREA_CM2``. A side face seen from above is narrower than
-        that; two faces one piece only where the edge between them is lost."""
+    def _tops(self) -> list[tuple[int, float, float]]:
+        """(label, x, y in the floor box) of the enclosed pieces shaped like a top face."""
+        if getattr(self, "_top_cache", None) is not None:
+            return self._top_cache
         ppc = self.px_per_cm
         cube_px = ppc * ppc
         area = self.stats[:, cv2.CC_STAT_AREA]
         lo, hi = TOP_AREA_CM2
         cand = np.nonzero(self.inner & (area >= lo * cube_px) & (area <= hi * cube_px))[0]
-        x0, y0 = self.box[:2]
         out = []
         for i in cand:
             x, y, w, h = self.stats[i, :4]
@@ -425,8 +448,27 @@ class Outlines:
             short, long_ = min(rw, rh), max(rw, rh)
             if (short >= TOP_SIDE_CM * ppc and long_ <= TOP_ASPECT * short
                     and area[i] >= TOP_SOLID * hull):
-                out.append((cx + x + x0, cy + y + y0))
-        return np.array(out, np.float64).reshape(-1, 2)
+                out.append((int(i), cx + x, cy + y))
+        self._top_cache = out
+        return out
+
+    def top_faces(self) -> np.ndarray:
+        """Centres (rectified px, (k, 2)) of enclosed pieces shaped like a cube's top face: a
+        solid, nearly square piece whose shorter side is at least ``TOP_SIDE_CM`` and whose area
+        (inside its edges) is ``TOP_AREA_CM2``. A side face seen from above is narrower than
+        that; two faces one piece only where the edge between them is lost."""
+        x0, y0 = self.box[:2]
+        return np.array([(x + x0, y + y0) for _, x, y in self._tops()],
+                        np.float64).reshape(-1, 2)
+
+    def top_mask(self) -> np.ndarray:
+        """The top faces' pieces with the edges around them (uint8, rectified view)."""
+        sel = np.zeros(len(self.stats), bool)
+        sel[[i for i, _, _ in self._tops()]] = True
+        faces = sel[self.labels].astype(np.uint8)
+        rim = max(1, round(0.1 * self.px_per_cm))
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rim + 1, 2 * rim + 1))
+        return self._full(cv2.dilate(faces, k))
 
 
 def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):

@@ -292,3 +292,17 @@ def test_a_chain_of_nearly_touching_cubes_counts_each_once():
     reading, truth = _run(synth.Scene(cubes=cubes))
     assert reading.total == 6
     assert reading.counts == synth.counts(truth)
+
+
+def test_a_faint_blob_needs_a_sharp_outline():
+    from vision.counter import _outlined
+    from vision.segment import Blob
+    mask = np.zeros((120, 160), bool)
+    mask[40:70, 50:80] = True
+    blob = Blob(mask=mask, area=900.0, centroid=(65.0, 55.0), bbox=(50, 40, 30, 30))
+    edges = np.zeros((120, 160), np.uint8)
+    assert not _outlined(blob, edges)  # a soft change: no sharp edge along it
+    edges[39:41, 49:81] = 1
+    edges[69:71, 49:81] = 1
+    edges[39:71, 49:51] = 1
+    assert _outlined(blob, edges)  # sharp on three sides of four

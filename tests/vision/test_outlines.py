@@ -104,3 +104,33 @@ def test_without_reference_a_hard_shadow_edge_beside_cubes_is_not_cubes():
     far = [(280, 157), (300, 166), (60, 58)]
     assert not any(_at(strong, x, y) for x, y in far)
     assert n - 1 <= 2
+
+
+def test_with_reference_a_top_painted_like_the_floor_joins_its_shaded_sides():
+    empty = _canvas()
+    img = empty.copy()
+    # a cube whose top reads exactly like the print (a black cube under a lamp, a cream cube on
+    # cream): only its sides change (lit by the room, not the lamp: another colour); its top is
+    # outlined by its bevels
+    side = (120, 90, 70)
+    box = cv2.boxPoints(((123, 124), (PX, PX), 15.0)).astype(np.int32)
+    cv2.fillConvexPoly(img, box, side, cv2.LINE_AA)
+    top = cv2.boxPoints(((120, 120), (PX, PX), 15.0)).astype(np.int32)
+    cv2.fillConvexPoly(img, top, (170, 190, 215), cv2.LINE_AA)
+    cv2.polylines(img, [top], True, (120, 135, 150), 1, cv2.LINE_AA)
+    img, empty = _noisy(img), _noisy(empty, seed=1)
+    bg = floor_model(img, empty, PX, BOX)
+    o = Outlines(to_linear(img), PX, BOX)
+    assert len(o.top_faces()) == 1
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=True, outlines=o)
+    assert _at(strong, 120, 120)
+    # a bare square of print enclosed by a change too large to be one cube's sides is not
+    # joined to it (the floor between cubes)
+    big = empty.copy()
+    cv2.rectangle(big, (100, 60), (160, 120), (40, 40, 190), -1)
+    cv2.rectangle(big, (120, 80), (140, 100), (170, 190, 215), -1)
+    big = _noisy(big, seed=2)
+    o = Outlines(to_linear(big), PX, BOX)
+    strong, _ = cube_masks(big, floor_model(big, empty, PX, BOX), PX, BOX, have_reference=True,
+                           outlines=o)
+    assert not _at(strong, 130, 90)
