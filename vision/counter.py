@@ -308,7 +308,9 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         mine = tops[ok][b.mask[ix[:, 1], ix[:, 0]]]
         if len(mine) >= 2 or (len(mine) == 1 and est > 1.5):
             # each whole top face is one cube; what lies beyond every face's cube is counted
-            # by its own cube-wide cores (a cube whose top is not enclosed)
+            # by its own area (a cube whose top is not enclosed); the whole blob's area, shadows
+            # and halos between the cubes included, overcounts (tried as a floor: with the
+            # reference extras 8 -> 13)
             rest = _unexplained(b.mask, mine, view.px_per_cm, cube_area)
             n = len(mine) + len(rest)
             seeds = np.concatenate([mine, rest]) if n > 1 else None
@@ -354,7 +356,7 @@ def _by_area(mask: np.ndarray, est: float, px_per_cm: float) -> int:
 
 
 def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
-                 cube_area: float) -> np.ndarray:
+                 cube_area: float, at_least: int = 0) -> np.ndarray:
     """Centres (k, 2) of the cubes in a blob that no top face in ``faces`` explains.
 
     A cube's top, its visible sides and its halo lie within ``REACH_CM`` of its top's centre
@@ -362,7 +364,9 @@ def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
     a disc a cube's core wide (``CORE_CM`` across: a shaded side, a shadow or the halo between
     two cubes is thinner), holds the cubes whose tops were not enclosed: as many as its area
     holds cubes (by ``cube_area``, cores deciding between two counts), at least one per piece of
-    ``CORE_AREA_CM2``, placed by k-means on its pixels."""
+    ``CORE_AREA_CM2``, placed by k-means on its pixels. When something is left but fewer than
+    ``at_least`` cubes are found in it, ``at_least`` are placed over all that is left (the
+    faces' reach also covers part of the hidden cubes beside them)."""
     h, w = mask.shape
     seeds = np.full((h, w), 255, np.uint8)
     ix = np.clip(np.round(faces).astype(int), 0, [w - 1, h - 1])
@@ -374,22 +378,28 @@ def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
     rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, k)
     n, lab, stats, cents = cv2.connectedComponentsWithStats(rest, connectivity=8)
     out = []
+    keep = np.zeros(n, bool)
     for i in range(1, n):
         a = stats[i, cv2.CC_STAT_AREA]
         if a < CORE_AREA_CM2 * px_per_cm**2:
             continue
+        keep[i] = True
         m = _by_area(lab == i, a / cube_area, px_per_cm)
-        if m == 1:
-            out.append(cents[i])
-            continue
-        ys, xs = np.nonzero(lab == i)
-        pts = np.stack([xs, ys], axis=1).astype(np.float32)
-        crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 15, 0.5)
-        cv2.setRNGSeed(0)
-        _, _, c = cv2.kmeans(pts[:: max(1, len(pts) // 400)], m, None, crit, 2,
-                             cv2.KMEANS_PP_CENTERS)
-        out += list(c)
+        out += [cents[i]] if m == 1 else list(_kmeans(lab == i, m))
+    if 0 < len(out) < at_least:
+        out = list(_kmeans(keep[lab], at_least))
     return np.array(out, np.float64).reshape(-1, 2)
+
+
+def _kmeans(mask: np.ndarray, m: int) -> np.ndarray:
+    """``m`` centres (x, y) of a mask's pixels by k-means (on a subsample: speed)."""
+    ys, xs = np.nonzero(mask)
+    pts = np.stack([xs, ys], axis=1).astype(np.float32)
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 15, 0.5)
+    cv2.setRNGSeed(0)
+    _, _, c = cv2.kmeans(pts[:: max(1, len(pts) // 400)], m, None, crit, 2,
+                         cv2.KMEANS_PP_CENTERS)
+    return c
 
 
 def _cropped(b, pad: int = 4):

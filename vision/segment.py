@@ -288,9 +288,12 @@ def cube_masks(
     # straight edges (a lamp's or the tower's shadow, longer than two cubes) not counting: the
     # estimate errs in a band along a hard shadow's edge, and such a band touching cubes
     # would pass as part of them.
-    own = strong & (cv2.dilate(outlined, np.ones((5, 5), np.uint8)) ^ 1)
-    strong = (strong & (own ^ 1)) | _edged(own, edge & (_straight(edge, px_per_cm) ^ 1),
-                                            px_per_cm)
+    # (the outlined things' own edges, beside such a piece, are theirs, not its)
+    apart = cv2.dilate(outlined, np.ones((5, 5), np.uint8)) ^ 1
+    own = strong & apart
+    strong = (strong & (own ^ 1)) | _edged(
+        own, edge & (_straight(edge, px_per_cm) ^ 1) & cv2.erode(apart, np.ones((3, 3), np.uint8)),
+        px_per_cm)
     strong |= outlined
     return strong, np.zeros_like(strong)
 
