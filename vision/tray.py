@@ -36,6 +36,13 @@ WALL_STEP = 0.4
 WALL_MAX_CM = 2.5
 WALL_CREASE_CM = 0.15
 
+# The tower's side: what lies SURROUND_CM beyond each side; odd by colour or lightness.
+SURROUND_CM = (3.0, 5.0)
+ODD_AB = 8.0  # CIE a, b units
+ODD_LOG_L = 0.5
+ODD_FACTOR = 3.0
+HIDDEN_EXTRA_CM = 1.0  # kept beyond the tower's side on top of MARGIN_CM: one cube
+
 _WORK_WIDTH = 576  # the floor is found on a copy this wide
 
 
@@ -55,6 +62,14 @@ class TrayView:
     auto: bool = True
     margin: int = 0  # px of wall/rim band kept around the floor in the rectified view
     image_size: tuple[int, int] | None = None  # (width, height) of the frame, when known
+    # px kept beyond each side (top = corner 0 -> 1, right, bottom, left); None: ``margin`` all
+    # round. A side hidden by an occluder keeps more (``hidden``).
+    pads: tuple[int, int, int, int] | None = None
+    hidden: int | None = None  # the side (0-3, as ``pads``) whose floor runs under an occluder
+
+    @property
+    def pad(self) -> tuple[int, int, int, int]:
+        return self.pads if self.pads is not None else (self.margin,) * 4
 
     def camera(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Pinhole camera (K, 3x4 [R|t] in cm) implied by the floor's outline, if sensible.
@@ -72,8 +87,8 @@ class TrayView:
         if f is None or not 0.3 * w < f < 5 * w:
             f = 1.6 * centre[0]
         K = np.array([[f, 0, centre[0]], [0, f, centre[1]], [0, 0, 1.0]])
-        ppc, m = self.px_per_cm, self.margin
-        cm_to_rect = np.array([[ppc, 0, m], [0, ppc, m], [0, 0, 1.0]])
+        ppc, (mt, _, _, ml) = self.px_per_cm, self.pad
+        cm_to_rect = np.array([[ppc, 0, ml], [0, ppc, mt], [0, 0, 1.0]])
         M = np.linalg.inv(K) @ self.to_image @ cm_to_rect
         lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
         r1, r2, t = M[:, 0] * lam, M[:, 1] * lam, M[:, 2] * lam
@@ -92,7 +107,8 @@ class TrayView:
         if cam is None:
             return None
         K, Rt = cam
-        X, Y = (x - self.margin) / self.px_per_cm, (y - self.margin) / self.px_per_cm
+        mt, _, _, ml = self.pad
+        X, Y = (x - ml) / self.px_per_cm, (y - mt) / self.px_per_cm
         areas = []
         for deg in (0.0, 45.0):
             a = np.radians(deg)
@@ -111,7 +127,8 @@ class TrayView:
     def floor_box(self) -> tuple[int, int, int, int]:
         """The floor proper in rectified pixels: x0, y0, x1, y1."""
         w, h = self.size
-        return self.margin, self.margin, w - self.margin, h - self.margin
+        mt, mr, mb, ml = self.pad
+        return ml, mt, w - mr, h - mb
 
     def rectify(self, image: np.ndarray, interpolation: int = cv2.INTER_LINEAR) -> np.ndarray:
         return cv2.warpPerspective(
@@ -149,11 +166,15 @@ def view_from_corners(
     auto: bool = False,
     margin_cm: float = MARGIN_CM,
     image_size: tuple[int, int] | None = None,
+    hidden_at=None,
+    hidden_cm: float = 0.0,
 ) -> TrayView:
     """Build the top-down mapping from four floor corners (any order) in image pixels.
 
     The rectified view keeps ``margin_cm`` around the floor: a cube against a wall, seen from
-    the side, reaches past the crease in the picture and must not be cut in half.
+    the side, reaches past the crease in the picture and must not be cut in half. The side
+    nearest the image point ``hidden_at`` (if given) is one an occluder hides the floor's end
+    beyond: there ``hidden_cm`` is kept beyond the side instead (see ``hidden_side``).
     """
     try:
         pts = np.asarray(corners, np.float32).reshape(4, 2)
@@ -167,11 +188,19 @@ def view_from_corners(
     w = round(TRAY_CM[0] * px_per_cm)
     h = round(TRAY_CM[1] * px_per_cm)
     m = round(margin_cm * px_per_cm)
-    dst = np.float32([[m, m], [m + w - 1, m], [m + w - 1, m + h - 1], [m, m + h - 1]])
+    pads, hidden = None, None
+    if hidden_at is not None:
+        mids = (pts + np.roll(pts, -1, axis=0)) / 2
+        hidden = int(np.argmin(np.linalg.norm(mids - np.asarray(hidden_at, np.float32), axis=1)))
+        pads = [m] * 4
+        pads[hidden] = max(m, round(hidden_cm * px_per_cm))
+        pads = tuple(pads)
+    mt, mr, mb, ml = pads if pads is not None else (m,) * 4
+    dst = np.float32([[ml, mt], [ml + w - 1, mt], [ml + w - 1, mt + h - 1], [ml, mt + h - 1]])
     to_rect = cv2.getPerspectiveTransform(pts, dst)
     to_image = cv2.getPerspectiveTransform(dst, pts)
-    size = (w + 2 * m, h + 2 * m)
-    return TrayView(pts, to_rect, to_image, size, px_per_cm, auto, m, image_size)
+    size = (w + ml + mr, h + mt + mb)
+    return TrayView(pts, to_rect, to_image, size, px_per_cm, auto, m, image_size, pads, hidden)
 
 
 def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
@@ -502,6 +531,86 @@ def trim_walls(view: TrayView, image: np.ndarray) -> TrayView:
                              margin_cm=view.margin / ppc, image_size=view.image_size)
 
 
+def _surroundings(image: np.ndarray, view: TrayView) -> list[np.ndarray | None]:
+    """Median CIE Lab of what lies SURROUND_CM beyond each side (top, right, bottom, left, as
+    ``TrayView.pads``) over the middle 80 % of the side; None where that is mostly out of frame."""
+    ppc = 10.0  # coarse: only a median colour is wanted
+    near, far = SURROUND_CM
+    big = view_from_corners(view.corners, px_per_cm=ppc, margin_cm=far,
+                            image_size=view.image_size)
+    rect = cv2.warpPerspective(image, big.to_rect, big.size, flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+    seen = cv2.warpPerspective(np.full(image.shape[:2], 255, np.uint8), big.to_rect, big.size,
+                               flags=cv2.INTER_NEAREST) > 0
+    lab = cv2.cvtColor(rect, cv2.COLOR_BGR2Lab).astype(np.float32)
+    x0, y0, x1, y1 = big.floor_box
+    a, b = round(near * ppc), round(far * ppc)
+    w10, h10 = (x1 - x0) // 10, (y1 - y0) // 10
+    zones = [
+        (slice(y0 - b, y0 - a), slice(x0 + w10, x1 - w10)),
+        (slice(y0 + h10, y1 - h10), slice(x1 + a, x1 + b)),
+        (slice(y1 + a, y1 + b), slice(x0 + w10, x1 - w10)),
+        (slice(y0 + h10, y1 - h10), slice(x0 - b, x0 - a)),
+    ]
+    out = []
+    for sy, sx in zones:
+        m = seen[sy, sx]
+        out.append(np.median(lab[sy, sx][m], axis=0) if m.mean() > 0.3 else None)
+    return out
+
+
+def hidden_side(image: np.ndarray, view: TrayView) -> int | None:
+    """The side (0-3 as ``TrayView.pads``) the tower stands over, or None.
+
+    The tray stands on the table; the tower stands over one of its sides and hides the floor's
+    end there (its body and mouth: the outline stops at the mouth's shadow or the body's
+    edge, and cubes lie beyond it, under the mouth). Three sides have the table around them,
+    the tower's side has the tower: the side whose surroundings (``SURROUND_CM`` out) differ
+    clearly from those of the others, which agree with each other, is the tower's. Clearly:
+    by more than ``ODD_AB`` in colour (CIE a, b) or ``ODD_LOG_L`` in log lightness, and by
+    ``ODD_FACTOR`` times the others' own spread. No verdict from fewer than three sides seen,
+    or when the others disagree among themselves as much (a lamp's gradient across the table).
+    """
+    zones = _surroundings(image, view)
+    seen = [k for k, z in enumerate(zones) if z is not None]
+    if len(seen) < 3:
+        return None
+    odd = []
+    for k in seen:
+        others = np.array([zones[j] for j in seen if j != k])
+        mid = np.median(others, axis=0)
+        d_ab = float(np.hypot(*(zones[k][1:] - mid[1:])))
+        d_l = abs(float(np.log((zones[k][0] + 10) / (mid[0] + 10))))
+        s_ab = max(float(np.hypot(*(o[1:] - mid[1:]))) for o in others)
+        s_l = max(abs(float(np.log((o[0] + 10) / (mid[0] + 10)))) for o in others)
+        if ((d_ab > ODD_AB and d_ab > ODD_FACTOR * s_ab)
+                or (d_l > ODD_LOG_L and d_l > ODD_FACTOR * s_l)):
+            odd.append(k)
+    return odd[0] if len(odd) == 1 else None
+
+
+def with_hidden_side(view: TrayView, image: np.ndarray) -> TrayView:
+    """The view with more kept beyond the side the tower stands over (``hidden_side``).
+
+    Beyond that side the floor runs on under the tower's mouth (the outline stops at the
+    mouth's shadow or the body's edge): a cube standing there must not be cut off by the
+    rectified view's edge, so one cube more (``HIDDEN_EXTRA_CM``) is kept beyond it; whether a
+    cube there is in the tray stays the counter's call (share of it over the floor; partly
+    beyond: flagged). The floor's outline itself is not moved: how far the floor runs under
+    the tower cannot be told from the picture (see the README).
+    """
+    side = hidden_side(image, view)
+    if side is None:
+        return view
+    c = view.corners
+    mid = (c[side] + c[(side + 1) % 4]) / 2
+    ppc = view.px_per_cm
+    margin_cm = view.margin / ppc
+    return view_from_corners(c, px_per_cm=ppc, auto=view.auto, margin_cm=margin_cm,
+                             image_size=view.image_size, hidden_at=mid,
+                             hidden_cm=margin_cm + HIDDEN_EXTRA_CM)
+
+
 def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     """Find the tray floor automatically; VisionError when nothing tray-like is in view."""
     h, w = image.shape[:2]
@@ -526,4 +635,4 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     if best[0][0] > 25:
         raise VisionError("tray not found: the outline found is not a tray's shape")
     view = view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True, image_size=(w, h))
-    return trim_walls(view, image)
+    return with_hidden_side(trim_walls(view, image), image)

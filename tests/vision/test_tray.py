@@ -138,3 +138,98 @@ def test_a_soft_band_is_shading_not_a_wall_and_stays():
     outline = [(100, 60), (579, 60), (579, 359), (100, 359)]
     view = view_from_corners(outline, image_size=(700, 420))
     assert trim_walls(view, img) is view
+
+
+# --- the tower's side -------------------------------------------------------------------------
+# A tilted pinhole camera (``_pinhole``) over a drawn floor plane: the table, the tray's rim and
+# walls around a 16 x 10 floor, and a tower standing over one long side: its body covers the
+# far rim and the table beyond, its mouth's shadow lies over the floor's last 1.5 cm there, and
+# cubes stand in that shadow, against the far wall.
+
+_S = 20  # px per cm on the drawing
+
+
+def _look(points_cm, eye=(9.0, -9.0, 24.0), at=(8.0, 5.0, 0.0), f=760.0, size=(1152, 648)):
+    """Project floor points (X, Y, 0) through a pinhole camera at ``eye`` looking at ``at``."""
+    eye, at = np.asarray(eye, float), np.asarray(at, float)
+    fwd = (at - eye) / np.linalg.norm(at - eye)
+    right = np.cross(fwd, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    down = np.cross(fwd, right)
+    pts = np.c_[np.asarray(points_cm, float), np.zeros(len(points_cm))] - eye
+    x, y, z = pts @ right, pts @ down, pts @ fwd
+    return np.stack([size[0] / 2 + f * x / z, size[1] / 2 + f * y / z], -1).astype(np.float32)
+
+
+def _tower_scene(tower: str | None = "far", table=(95, 70, 60), table_right=None, cubes=True):
+    W, H = 28 * _S, 22 * _S  # table from (-6, -6) to (22, 16) cm
+    org = np.array([6, 6]) * _S
+
+    def box(x0, y0, x1, y1, colour, img):
+        p0 = (org + np.array([x0, y0]) * _S).astype(int)
+        p1 = (org + np.array([x1, y1]) * _S).astype(int)
+        cv2.rectangle(img, tuple(p0), tuple(p1 - 1), colour, -1)
+
+    import cv2
+
+    img = np.empty((H, W, 3), np.uint8)
+    img[:] = table
+    if table_right is not None:  # a lamp: one half of the table lit otherwise
+        img[:, W // 2:] = table_right
+    box(-0.8, -0.8, 16.8, 10.8, (200, 215, 225), img)  # rim
+    box(-0.5, -0.5, 16.5, 10.5, (120, 140, 160), img)  # walls' inner faces
+    box(0, 0, 16, 10, (172, 208, 228), img)  # floor (cream)
+    if tower == "far":
+        box(1.0, 8.5, 15.0, 10.0, (40, 45, 55), img)  # the mouth's shadow on the floor
+        box(-1.5, 10.0, 17.5, 16.0, (150, 120, 200), img)  # the tower's body beyond
+    if cubes:
+        for x in (4.0, 8.0, 11.0):  # against the far wall, in the mouth's shadow
+            box(x, 8.8, x + 1, 9.8, (190, 60, 40), img)
+        box(6.0, 4.0, 7.0, 5.0, (170, 75, 45), img)
+    src = np.float32([[0, 0], [W, 0], [W, H], [0, H]])
+    cm = src / _S - 6
+    dst = _look(cm)
+    M = cv2.getPerspectiveTransform(src, dst)
+    frame = cv2.warpPerspective(img, M, (1152, 648), flags=cv2.INTER_AREA,
+                                borderMode=cv2.BORDER_REPLICATE)
+    rng = np.random.default_rng(1)
+    frame = np.clip(frame + rng.normal(0, 2.0, frame.shape), 0, 255).astype(np.uint8)
+    far = _look([(0, 10), (16, 10)])
+    blue = _look([(x + 0.5, 9.3) for x in (4.0, 8.0, 11.0)])
+    return frame, far, blue
+
+
+def _side_near(view, pts) -> int:
+    mids = (view.corners + np.roll(view.corners, -1, axis=0)) / 2
+    return int(np.argmin(np.linalg.norm(mids - pts.mean(axis=0), axis=1)))
+
+
+def test_the_tower_side_is_found_and_cubes_under_its_mouth_stay_in_the_view():
+    frame, far, blue = _tower_scene()
+    view = find_tray(frame)
+    assert view.hidden is not None and view.hidden == _side_near(view, far)
+    pads = view.pad
+    assert pads[view.hidden] > max(p for k, p in enumerate(pads) if k != view.hidden)
+    # the cubes standing in the mouth's shadow are wholly inside the rectified view, not cut
+    w, h = view.size
+    r = view.image_to_rect(blue)
+    half = 0.75 * view.px_per_cm
+    assert np.all((r[:, 0] > half) & (r[:, 0] < w - half) & (r[:, 1] > half) & (r[:, 1] < h - half))
+
+
+def test_no_tower_no_hidden_side():
+    frame, _, _ = _tower_scene(tower=None)
+    view = find_tray(frame)
+    assert view.hidden is None and len(set(view.pad)) == 1
+
+
+def test_no_verdict_when_the_table_itself_is_two_toned():
+    # a lamp lights half the table differently: two sides unlike the other two, none odd
+    frame, _, _ = _tower_scene(tower=None, table_right=(60, 120, 200))
+    view = find_tray(frame)
+    assert view.hidden is None
+
+
+def test_manual_corners_have_no_hidden_side():
+    view = view_from_corners([(700, 400), (100, 80), (690, 90), (110, 410)])
+    assert view.hidden is None and len(set(view.pad)) == 1
