@@ -374,6 +374,16 @@ def _intersect_sides(lines, fallback: np.ndarray) -> np.ndarray:
     return np.array(out, np.float32)
 
 
+def _along_border(a: np.ndarray, b: np.ndarray, w: int, h: int) -> bool:
+    """Whether the segment a-b runs along one of the frame's edges (the region touched it: the
+    watershed's "not floor" seeds hold only the outermost pixels)."""
+    tol = 3.0
+    return any(
+        max(abs(a[k] - edge), abs(b[k] - edge)) < tol
+        for k, size in ((0, w), (1, h)) for edge in (0.0, size - 1.0)
+    )
+
+
 def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.ndarray:
     """Move the sides of a rough quad onto the long straight edges near them.
 
@@ -400,8 +410,23 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         n = np.array([-u[1], u[0]]) / max(np.linalg.norm(u), 1e-6)
         if np.dot(centre - (a + b) / 2, n) < 0:
             n = -n
+        offs = offsets
+        if _along_border(a, b, w, h):
+            # a side on the frame's edge is no side of the tray: the region ran out of the
+            # frame (over the tower's body, say); the side lies further in, about parallel to
+            # the opposite one
+            c_, d_ = quad[(i + 2) % 4].astype(np.float64), quad[(i + 3) % 4].astype(np.float64)
+            v = (d_ - c_) if np.dot(d_ - c_, u) > 0 else (c_ - d_)
+            v = v / max(np.linalg.norm(v), 1e-6) * np.linalg.norm(u)
+            mid_ = (a + b) / 2
+            a, b = mid_ - v / 2, mid_ + v / 2
+            u = b - a
+            n = np.array([-u[1], u[0]]) / max(np.linalg.norm(u), 1e-6)
+            if np.dot(centre - mid_, n) < 0:
+                n = -n
+            offs = np.arange(-0.01 * diag, 0.3 * diag, 1.0)
         # shift (O, T, S): offset, tilt, sample
-        shift = offsets[:, None, None] + tilts[None, :, None] * (2 * t[None, None, :] - 1)
+        shift = offs[:, None, None] + tilts[None, :, None] * (2 * t[None, None, :] - 1)
         pts = a + t[None, None, :, None] * u + shift[..., None] * n
         xs = np.clip(np.round(pts[..., 0]).astype(int), 0, w - 1)
         ys = np.clip(np.round(pts[..., 1]).astype(int), 0, h - 1)
@@ -416,18 +441,18 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
                        np.ones((3, 3), np.uint8)) > 0
         support = (e[ys - by0, xs - bx0] & inside).mean(axis=2)  # (O, T)
         best_tilt = support.argmax(axis=1)
-        best = support[np.arange(len(offsets)), best_tilt]
+        best = support[np.arange(len(offs)), best_tilt]
         good = best >= max(0.5, 0.6 * best.max())
         # one candidate per run of good offsets (an edge band is a few px wide): its peak
         cands = []
         j = 0
-        while j < len(offsets):
+        while j < len(offs):
             if good[j]:
                 k = j
-                while k + 1 < len(offsets) and good[k + 1]:
+                while k + 1 < len(offs) and good[k + 1]:
                     k += 1
                 peak = j + int(np.argmax(best[j: k + 1]))
-                d, tilt = offsets[peak], tilts[best_tilt[peak]]
+                d, tilt = offs[peak], tilts[best_tilt[peak]]
                 cands.append((a + (d - tilt) * n, b + (d + tilt) * n))
                 j = k + 1
             else:

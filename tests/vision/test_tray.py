@@ -233,3 +233,22 @@ def test_no_verdict_when_the_table_itself_is_two_toned():
 def test_manual_corners_have_no_hidden_side():
     view = view_from_corners([(700, 400), (100, 80), (690, 90), (110, 410)])
     assert view.hidden is None and len(set(view.pad)) == 1
+
+
+def test_a_side_on_the_frame_edge_is_moved_in_onto_the_tray_side():
+    # the floor region ran out of the frame over a tower painted like the floor (s004 without
+    # the empty tray): its rough outline has a side on the frame's top edge; the side is
+    # searched for further in, parallel to the opposite side (tilted here, 11 degrees)
+    import cv2
+
+    from vision.tray import _edges, _refine_sides
+
+    img = np.full((324, 576, 3), (60, 70, 80), np.uint8)
+    floor = np.float32([[110, 100], [400, 45], [455, 230], [135, 290]])
+    cv2.fillConvexPoly(img, floor.astype(np.int32), (150, 180, 210), lineType=cv2.LINE_AA)
+    gray = cv2.GaussianBlur(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    rough = np.float32([[95, 1], [386, 1], [455, 230], [135, 290]])
+    got = _refine_sides(rough, _edges(img), gray)
+    top = sorted(got.tolist(), key=lambda p: p[1])[:2]
+    for p in top:
+        assert min(np.linalg.norm(floor[:2] - np.array(p), axis=1)) < 8
