@@ -356,7 +356,7 @@ def _by_area(mask: np.ndarray, est: float, px_per_cm: float) -> int:
 
 
 def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
-                 cube_area: float, at_least: int = 0) -> np.ndarray:
+                 cube_area: float) -> np.ndarray:
     """Centres (k, 2) of the cubes in a blob that no top face in ``faces`` explains.
 
     A cube's top, its visible sides and its halo lie within ``REACH_CM`` of its top's centre
@@ -364,9 +364,9 @@ def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
     a disc a cube's core wide (``CORE_CM`` across: a shaded side, a shadow or the halo between
     two cubes is thinner), holds the cubes whose tops were not enclosed: as many as its area
     holds cubes (by ``cube_area``, cores deciding between two counts), at least one per piece of
-    ``CORE_AREA_CM2``, placed by k-means on its pixels. When something is left but fewer than
-    ``at_least`` cubes are found in it, ``at_least`` are placed over all that is left (the
-    faces' reach also covers part of the hidden cubes beside them)."""
+    ``CORE_AREA_CM2``, placed by k-means on its pixels. (Pieces mostly beyond the floor's
+    outline are kept: a cube at the near wall shows most of itself there; tried: dev missed
+    2 -> 5.)"""
     h, w = mask.shape
     seeds = np.full((h, w), 255, np.uint8)
     ix = np.clip(np.round(faces).astype(int), 0, [w - 1, h - 1])
@@ -378,16 +378,12 @@ def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
     rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, k)
     n, lab, stats, cents = cv2.connectedComponentsWithStats(rest, connectivity=8)
     out = []
-    keep = np.zeros(n, bool)
     for i in range(1, n):
         a = stats[i, cv2.CC_STAT_AREA]
         if a < CORE_AREA_CM2 * px_per_cm**2:
             continue
-        keep[i] = True
         m = _by_area(lab == i, a / cube_area, px_per_cm)
         out += [cents[i]] if m == 1 else list(_kmeans(lab == i, m))
-    if 0 < len(out) < at_least:
-        out = list(_kmeans(keep[lab], at_least))
     return np.array(out, np.float64).reshape(-1, 2)
 
 

@@ -152,6 +152,19 @@ def _log_change(
     return t, chroma
 
 
+def _off_shadow_plane(lr: np.ndarray, shade: np.ndarray) -> np.ndarray | None:
+    """The largest channel of the part of log change ``lr`` no shadow can make, or None when
+    ``shade`` is grey. A shadow changes the floor along ``shade`` (the lamp blocked, the
+    room's light left) and along grey (less of the room's light too: deep between cubes), so
+    what is left lies along the plane's normal."""
+    g = np.ones(3, np.float32) / np.sqrt(3.0)
+    d = shade - (shade @ g) * g
+    if float(np.linalg.norm(d)) < 0.05:
+        return None
+    nrm = np.cross(g, d / np.linalg.norm(d)).astype(np.float32)
+    return np.abs(lr @ nrm) * float(np.abs(nrm).max())
+
+
 def _difference(rect_lin: np.ndarray, bg_lin: np.ndarray) -> np.ndarray:
     m, chroma = _log_change(rect_lin, bg_lin)
     fg = (chroma > CHROMA_STEP) | (m < np.log(SHADOW_FLOOR)) | (m > np.log(BRIGHT_CEIL))
@@ -497,7 +510,9 @@ def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
     lr[clipped] = 0.0
     lr = cv2.blur(lr, (k, k))
     t = (lr @ shade) / float(shade @ shade)
-    chroma = _channel_max(np.abs(lr - t[..., None] * shade))
+    chroma = _off_shadow_plane(lr, shade)
+    if chroma is None:
+        chroma = _channel_max(np.abs(lr - t[..., None] * shade))
     noise_t, noise_c = _noise_maps(t, chroma, bg_lin)
     dark = np.maximum(REF_DARK, REF_SIGMAS * noise_t)
     bright = np.maximum(REF_BRIGHT, REF_SIGMAS * noise_t)
@@ -509,7 +524,7 @@ def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
     strong = _clean(strong.astype(np.uint8), 0.2 * cube_px)
     neutral = _clean(((t < -dark) & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
     neutral, cast = _without_shadows(strong, neutral, px_per_cm)
-    _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
+    _add_pieces(strong, neutral, SHADOW_CM2 * cube_px, floor_box)
     faint = (chroma > np.maximum(WEAK_CHROMA, 3 * noise_c)) | (
         np.abs(t) > np.maximum(REF_FAINT, 3 * noise_t))
     near = cv2.dilate(strong | cast, np.ones((7, 7), np.uint8)) > 0
@@ -574,9 +589,12 @@ def _noise_maps(t: np.ndarray, chroma: np.ndarray, bg_lin: np.ndarray, bins: int
     return nt[pix], nc[pix]
 
 
-def _add_pieces(dst: np.ndarray, pieces: np.ndarray, max_area: float) -> None:
+def _add_pieces(dst: np.ndarray, pieces: np.ndarray, max_area: float,
+                floor_box: tuple[int, int, int, int] | None = None) -> None:
     """OR into ``dst`` each connected piece of ``pieces`` up to ``max_area`` px; an L-shaped
-    piece (shaded sides and shadow around an unchanged top) as its convex hull."""
+    piece (shaded sides and shadow around an unchanged top) as its convex hull, filled only
+    over the floor (``floor_box``, when given: a piece reaching onto a wall's face is a shadow
+    on it there, nothing to fill)."""
     n, labels, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=8)
     for i in range(1, n):
         x, y, w, h, a = stats[i]
@@ -586,7 +604,14 @@ def _add_pieces(dst: np.ndarray, pieces: np.ndarray, max_area: float) -> None:
         contours, _ = cv2.findContours(piece, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         hull = cv2.convexHull(max(contours, key=cv2.contourArea))
         if a < 0.75 * max(cv2.contourArea(hull), 1.0):
-            cv2.fillConvexPoly(piece, hull, 1)
+            filled = piece.copy()
+            cv2.fillConvexPoly(filled, hull, 1)
+            if floor_box is not None:
+                fx0, fy0, fx1, fy1 = floor_box
+                inside = np.zeros_like(piece)
+                inside[max(0, fy0 - y): max(0, fy1 - y), max(0, fx0 - x): max(0, fx1 - x)] = 1
+                filled &= inside | piece
+            piece = filled
         dst[y:y + h, x:x + w] |= piece
 
 

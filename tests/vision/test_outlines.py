@@ -134,3 +134,29 @@ def test_with_reference_a_top_painted_like_the_floor_joins_its_shaded_sides():
     strong, _ = cube_masks(big, floor_model(big, empty, PX, BOX), PX, BOX, have_reference=True,
                            outlines=o)
     assert not _at(strong, 130, 90)
+
+
+def test_with_reference_a_deep_tinted_shadow_is_not_a_colour_change():
+    from vision.segment import _reference_masks, shadow_direction
+
+    # the empty tray under a lamp: the tower's shadow is tinted (the room's light, not the lamp's)
+    empty = _canvas().astype(np.float32)
+    yy, xx = np.mgrid[:240, :360]
+    tint = np.array([0.55, 0.45, 0.4], np.float32)  # BGR gains in the lamp's shadow
+    empty[yy < 70] *= tint
+    frame = empty.copy()
+    # a deep shadow on the lit floor (between cubes: the lamp and half the room's light
+    # blocked): the tint, and grey darkening on top of it; 12 cm^2, so no cube
+    patch = (yy > 120) & (yy < 180) & (xx > 100) & (xx < 180)
+    frame[patch] *= tint * 0.5
+    frame, empty = _noisy(frame.astype(np.uint8)), _noisy(empty.astype(np.uint8), seed=1)
+    bg = floor_model(frame, empty, PX, BOX)
+    shade = shadow_direction(bg, BOX)
+    clipped = np.zeros(frame.shape, bool)
+    strong, _ = _reference_masks(to_linear(frame), bg, shade, clipped, PX, BOX)
+    assert not _at(strong, 140, 150)
+    # a red cube on the same floor is still a change of colour
+    cube = frame.copy()
+    _cube(cube, 250, 150, (40, 40, 190))
+    strong, _ = _reference_masks(to_linear(cube), bg, shade, clipped, PX, BOX)
+    assert _at(strong, 250, 150)
