@@ -410,8 +410,9 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         n = np.array([-u[1], u[0]]) / max(np.linalg.norm(u), 1e-6)
         if np.dot(centre - (a + b) / 2, n) < 0:
             n = -n
-        offs = offsets
+        offs, border = offsets, None
         if _along_border(a, b, w, h):
+            border = (a, b)
             # a side on the frame's edge is no side of the tray: the region ran out of the
             # frame (over the tower's body, say); the side lies further in, about parallel to
             # the opposite one
@@ -460,6 +461,9 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         if not cands:
             cands = [(a, b)]
         cands = cands[::-1][:3]  # innermost first, at most three
+        if border is not None and all(np.any(c[0] != border[0]) for c in cands):
+            # or the floor does run out of the frame there: the shape decides
+            cands.append(border)
         options.append(cands)
     best_quad, best_score = quad, np.inf
     small_centre = (w / 2.0, h / 2.0)

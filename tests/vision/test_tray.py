@@ -252,3 +252,19 @@ def test_a_side_on_the_frame_edge_is_moved_in_onto_the_tray_side():
     top = sorted(got.tolist(), key=lambda p: p[1])[:2]
     for p in top:
         assert min(np.linalg.norm(floor[:2] - np.array(p), axis=1)) < 8
+
+
+def test_a_floor_running_out_of_the_frame_keeps_its_side_on_the_frame_edge():
+    # the tray's far end is out of the frame and a hard shadow edge crosses the floor parallel
+    # to it: the side stays on the frame's edge (the shadow's line makes no 16 x 10 shape)
+    import cv2
+
+    from vision.tray import _edges, _refine_sides
+
+    img = np.full((324, 576, 3), (60, 70, 80), np.uint8)
+    img[0:190, 128:448] = (150, 180, 210)  # floor 320 x 200 px, its top 1 cm out of the frame
+    img[0:40, 128:448] = (75, 90, 105)  # a hard shadow across its top
+    gray = cv2.GaussianBlur(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    rough = np.float32([[128, 1], [447, 1], [447, 189], [128, 189]])
+    got = _refine_sides(rough, _edges(img), gray)
+    assert min(got[:, 1]) < 5
