@@ -150,13 +150,17 @@ _S = 20  # px per cm on the drawing
 
 
 def _look(points_cm, eye=(9.0, -9.0, 24.0), at=(8.0, 5.0, 0.0), f=760.0, size=(1152, 648)):
-    """Project floor points (X, Y, 0) through a pinhole camera at ``eye`` looking at ``at``."""
+    """Project points (X, Y) on the floor or (X, Y, Z) through a pinhole camera at ``eye``
+    looking at ``at``."""
     eye, at = np.asarray(eye, float), np.asarray(at, float)
     fwd = (at - eye) / np.linalg.norm(at - eye)
     right = np.cross(fwd, [0.0, 0.0, 1.0])
     right /= np.linalg.norm(right)
     down = np.cross(fwd, right)
-    pts = np.c_[np.asarray(points_cm, float), np.zeros(len(points_cm))] - eye
+    pts = np.asarray(points_cm, float)
+    if pts.shape[1] == 2:
+        pts = np.c_[pts, np.zeros(len(pts))]
+    pts = pts - eye
     x, y, z = pts @ right, pts @ down, pts @ fwd
     return np.stack([size[0] / 2 + f * x / z, size[1] / 2 + f * y / z], -1).astype(np.float32)
 
@@ -268,3 +272,29 @@ def test_a_floor_running_out_of_the_frame_keeps_its_side_on_the_frame_edge():
     rough = np.float32([[128, 1], [447, 1], [447, 189], [128, 189]])
     got = _refine_sides(rough, _edges(img), gray)
     assert min(got[:, 1]) < 5
+
+
+def test_cubes_against_the_near_wall_do_not_move_the_floor_and_stay_in_the_view():
+    # three cubes stand on the floor against the near wall (Y = 0), drawn in the frame with
+    # the same pinhole camera (their 3-D corners projected): the camera is beyond that wall and
+    # above, so the cubes cover the crease and their tops lean inwards in the picture; the
+    # outline must still run along the crease, not round the cubes, and keep them whole.
+    import cv2
+
+    frame, _, _ = _tower_scene(tower=None, cubes=False)
+    for x in (3.0, 7.5, 12.0):
+        corners = [(x + dx, dy, z) for dx in (0, 1) for dy in (0, 1) for z in (0, 1)]
+        hull = cv2.convexHull(_look(corners).astype(np.int32))
+        cv2.fillConvexPoly(frame, hull, (40, 40, 170), lineType=cv2.LINE_AA)
+        top = _look([(x, 0, 1), (x + 1, 0, 1), (x + 1, 1, 1), (x, 1, 1)]).astype(np.int32)
+        cv2.fillConvexPoly(frame, top, (60, 60, 210), lineType=cv2.LINE_AA)
+    view = find_tray(frame)
+    truth = _look([(0, 0), (16, 0), (16, 10), (0, 10)])
+    # the outline is the floor's: within a quarter of a cube's picture of the true corners
+    assert _corner_error(view.corners, truth) < 0.25 * 28
+    # each cube's whole picture is inside the rectified view
+    w, h = view.size
+    for x in (3.0, 7.5, 12.0):
+        pts = _look([(x + dx, dy, z) for dx in (0, 1) for dy in (0, 1) for z in (0, 1)])
+        r = view.image_to_rect(pts)
+        assert np.all((r >= 0) & (r < [w, h]))
