@@ -299,7 +299,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         tops = tops - np.array([bx, by], np.float64)
     n = _by_area(b.mask, est, view.px_per_cm)
     # Cubes in a cluster hide parts of each other (the area undercounts them), but each top
-    # face seen whole is one cube: more top faces than the area says win.
+    # face seen whole is one cube.
     seeds = None
     if tops is not None and len(tops):
         ix = np.round(tops).astype(int)
