@@ -297,7 +297,7 @@ def cube_masks(
     strong = _clean((coloured & ~band).astype(np.uint8), 0.2 * cube_px)
     neutral = _clean((dark & ~band & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
     # a lamp throws every cube's shadow one way: that darkening is not cubes
-    neutral, _ = _without_shadows(strong, neutral, px_per_cm)
+    neutral, cast = _without_shadows(strong, neutral, px_per_cm)
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     # Things outlined all round join, whether the floor estimate missed them (a cube painted
     # like the print, or beside a darker one it found) or not.
@@ -312,7 +312,8 @@ def cube_masks(
     strong = (strong & (own ^ 1)) | _edged(
         own, edge & (_straight(edge, px_per_cm) ^ 1) & cv2.erode(apart, np.ones((3, 3), np.uint8)),
         px_per_cm)
-    strong |= outlined
+    # a lamp's hard shadow is outlined too: what the common offset said is shadow stays out
+    strong |= outlined & (cast ^ 1)
     return strong, np.zeros_like(strong)
 
 

@@ -160,3 +160,21 @@ def test_with_reference_a_deep_tinted_shadow_is_not_a_colour_change():
     _cube(cube, 250, 150, (40, 40, 190))
     strong, _ = _reference_masks(to_linear(cube), bg, shade, clipped, PX, BOX)
     assert _at(strong, 250, 150)
+
+
+def test_without_reference_a_lamps_hard_shadows_are_not_outlined_cubes():
+    img = _canvas()
+    centres = [(90, 80), (200, 90), (150, 170), (260, 170)]
+    for cx, cy in centres:
+        # a lamp's hard shadow, the same way for every cube, 1.2 cm long
+        box = cv2.boxPoints(((cx - 16, cy + 8), (PX, PX), 0.0)).astype(np.int32)
+        cv2.fillConvexPoly(img, box, (90, 100, 115))
+    for (cx, cy), top in zip(centres, [(40, 40, 190), (190, 90, 40), (40, 190, 200),
+                                       (60, 150, 60)], strict=True):
+        _cube(img, cx, cy, top)
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    for cx, cy in centres:
+        assert _at(strong, cx, cy)
+        assert not _at(strong, cx - 22, cy + 12)  # the shadow's far corner
