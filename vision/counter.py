@@ -317,6 +317,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     why = None
     if abs(est - n) > 0.35 or est < 0.45:
         why = "split"
+    elif seeds is None and not _cores_agree(b.mask, n, view.px_per_cm):
+        why = "split"  # counted by area alone, and its cube-wide cores say otherwise
     elif b.weak:
         why = "faint"
     elif b.edge:
@@ -353,6 +355,12 @@ def _by_area(mask: np.ndarray, est: float, px_per_cm: float) -> int:
         if int(np.floor(est)) <= cores <= int(np.ceil(est)):
             n = cores
     return n
+
+
+def _cores_agree(mask: np.ndarray, n: int, px_per_cm: float) -> bool:
+    """Whether a blob counted as ``n`` cubes (2 or more) by its area alone has as many
+    cube-wide cores; one cube is not asked (a cube and its shadow have two)."""
+    return n < 2 or _cores(mask, px_per_cm) == n
 
 
 def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,

@@ -306,3 +306,14 @@ def test_a_faint_blob_needs_a_sharp_outline():
     edges[69:71, 49:81] = 1
     edges[39:71, 49:51] = 1
     assert _outlined(blob, edges)  # sharp on three sides of four
+
+
+def test_an_area_count_its_cores_do_not_confirm_is_doubted():
+    from vision.counter import _cores_agree
+    two = _squares([(2.0, 3.0), (3.3, 3.0)])
+    assert _cores_agree(two, 2, 20.0)
+    # two cubes and a thin tail of shadow: three cubes' area, two cores
+    tailed = two.copy()
+    tailed[55:65, 90:150] = True
+    assert not _cores_agree(tailed, 3, 20.0)
+    assert _cores_agree(tailed, 1, 20.0)  # one cube is never asked
