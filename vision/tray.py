@@ -563,13 +563,14 @@ def trim_walls(view: TrayView, image: np.ndarray) -> TrayView:
                              margin_cm=view.margin / ppc, image_size=view.image_size)
 
 
-def _surroundings(image: np.ndarray, view: TrayView) -> list[np.ndarray | None]:
+def _surroundings(image: np.ndarray, view: TrayView, scale: float = 1.0
+                  ) -> list[np.ndarray | None]:
     """Median CIE Lab of what lies SURROUND_CM beyond each side (top, right, bottom, left, as
-    ``TrayView.pads``) over the middle 80 % of the side; None where that is mostly out of frame."""
+    ``TrayView.pads``) over the middle 80 % of the side; None where that is mostly out of frame.
+    ``image`` may be a copy of the frame scaled by ``scale``."""
     ppc = 10.0  # coarse: only a median colour is wanted
     near, far = SURROUND_CM
-    big = view_from_corners(view.corners, px_per_cm=ppc, margin_cm=far,
-                            image_size=view.image_size)
+    big = view_from_corners(view.corners * scale, px_per_cm=ppc, margin_cm=far)
     rect = cv2.warpPerspective(image, big.to_rect, big.size, flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
     seen = cv2.warpPerspective(np.full(image.shape[:2], 255, np.uint8), big.to_rect, big.size,
@@ -591,7 +592,7 @@ def _surroundings(image: np.ndarray, view: TrayView) -> list[np.ndarray | None]:
     return out
 
 
-def hidden_side(image: np.ndarray, view: TrayView) -> int | None:
+def hidden_side(image: np.ndarray, view: TrayView, scale: float = 1.0) -> int | None:
     """The side (0-3 as ``TrayView.pads``) the tower stands over, or None.
 
     The tray stands on the table; the tower stands over one of its sides and hides the floor's
@@ -603,7 +604,7 @@ def hidden_side(image: np.ndarray, view: TrayView) -> int | None:
     ``ODD_FACTOR`` times the others' own spread. No verdict from fewer than three sides seen,
     or when the others disagree among themselves as much (a lamp's gradient across the table).
     """
-    zones = _surroundings(image, view)
+    zones = _surroundings(image, view, scale)
     seen = [k for k, z in enumerate(zones) if z is not None]
     if len(seen) < 3:
         return None
@@ -621,8 +622,8 @@ def hidden_side(image: np.ndarray, view: TrayView) -> int | None:
     return odd[0] if len(odd) == 1 else None
 
 
-def with_hidden_side(view: TrayView, image: np.ndarray,
-                     extra_cm: float = HIDDEN_EXTRA_CM) -> TrayView:
+def with_hidden_side(view: TrayView, image: np.ndarray, extra_cm: float = HIDDEN_EXTRA_CM,
+                     small: np.ndarray | None = None) -> TrayView:
     """The view told which side the tower stands over (``hidden_side``, ``TrayView.hidden``),
     with ``extra_cm`` more kept beyond that side.
 
@@ -632,7 +633,10 @@ def with_hidden_side(view: TrayView, image: np.ndarray,
     call (share of it over the floor; partly beyond: flagged). The floor's outline itself is not
     moved: how far the floor runs under the tower cannot be told from the picture (README).
     """
-    side = hidden_side(image, view)
+    if small is not None:  # a smaller copy of the frame does as well, and faster
+        side = hidden_side(small, view, small.shape[1] / image.shape[1])
+    else:
+        side = hidden_side(image, view)
     if side is None:
         return view
     c = view.corners
@@ -668,4 +672,4 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     if best[0][0] > 25:
         raise VisionError("tray not found: the outline found is not a tray's shape")
     view = view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True, image_size=(w, h))
-    return with_hidden_side(trim_walls(view, image), image)
+    return with_hidden_side(trim_walls(view, image), image, small=small)
