@@ -191,9 +191,18 @@ def measure_cubes(
     x0, y0, x1, y1 = view.floor_box
     candidates = []
     notes: list[str] = []
+    beyond = _beyond_mouth(view)
     for b in blobs(strong, weak):
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
+        mouth = beyond is not None and bool(np.any(b.mask[beyond]))
         if inside < IN_TRAY_SHARE:
+            if mouth and not b.weak and b.area > 0.5 * cube_area:
+                # beyond the tower's side: the floor runs on under the mouth, the ramp starts
+                # there too; the outline cannot tell which this lies on (README)
+                x, y = view.rect_to_image(np.array([b.centroid]))[0]
+                notes.append(f"something cube-sized at the tower's mouth near ({x:.0f}, {y:.0f}) "
+                             "was not counted: still on the ramp, or on the floor under the "
+                             "mouth?")
             continue
         if _thinnest(b) < 0.45 * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
@@ -208,6 +217,7 @@ def measure_cubes(
                              "(a wall, or cubes against it?)")
             continue
         b.edge = inside < 0.8  # partly beyond the floor's outline: in the tray or on its rim?
+        b.mouth = b.edge and mouth  # partly beyond the tower's side: on the floor or the ramp?
         candidates.append(b)
     # The frame's own lone cubes say how big a cube looks here (camera height and angle), within
     # what the geometry allows.
@@ -269,6 +279,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             elif c["why"] == "shape":
                 warnings.append(f"something near ({x:.0f}, {y:.0f}) is not cube-shaped: a "
                                 f"{COLOURS[k]} cube, or a change in the light?")
+            elif c["why"] == "mouth":
+                warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tower's "
+                                "mouth: on the tray's floor or still on the ramp?")
             elif c["why"] == "edge":
                 warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tray's "
                                 "edge: in the tray or on its rim?")
@@ -321,6 +334,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         why = "split"  # counted by area alone, and its cube-wide cores say otherwise
     elif b.weak:
         why = "faint"
+    elif b.mouth:
+        why = "mouth"
     elif b.edge:
         why = "edge"
     elif n == 1 and not _compact(b.mask):
@@ -468,6 +483,16 @@ def _interior(mask: np.ndarray, px_per_cm: float) -> np.ndarray:
     r = max(1, round(0.125 * px_per_cm))
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
     return cv2.erode(mask.astype(np.uint8), k) > 0
+
+
+def _beyond_mouth(view: TrayView) -> tuple[slice, slice] | None:
+    """The rectified view's band beyond the tower's side (``TrayView.hidden``), or None."""
+    if view.hidden is None:
+        return None
+    x0, y0, x1, y1 = view.floor_box
+    w, h = view.size
+    return [(slice(0, y0), slice(x0, x1)), (slice(y0, y1), slice(x1, w)),
+            (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0))][view.hidden]
 
 
 def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:

@@ -100,6 +100,7 @@ class Blob:
     bbox: tuple[int, int, int, int]
     weak: bool = False  # found only by the weak test
     edge: bool = False  # partly beyond the floor's outline
+    mouth: bool = False  # partly beyond the tower's side (TrayView.hidden): floor or ramp?
     expected: float = 0.0  # area one cube standing here would cover, px
 
 

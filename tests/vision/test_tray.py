@@ -301,3 +301,25 @@ def test_cubes_against_the_near_wall_do_not_move_the_floor_and_stay_in_the_view(
         pts = _look([(x + dx, dy, z) for dx in (0, 1) for dy in (0, 1) for z in (0, 1)])
         r = view.image_to_rect(pts)
         assert np.all((r >= 0) & (r < [w, h]))
+
+
+def test_no_tower_no_mouth_warning():
+    frame, _, _ = _tower_scene(tower=None)
+    from vision import count_cubes
+
+    reading = count_cubes(frame)
+    assert not any("tower's mouth" in w for w in reading.warnings)
+
+
+def test_the_band_beyond_the_mouth_is_the_hidden_side_only():
+    from vision.counter import _beyond_mouth
+
+    c = np.float32([[100, 100], [420, 100], [420, 300], [100, 300]])
+    assert _beyond_mouth(view_from_corners(c, image_size=(640, 480))) is None
+    for k, mid in enumerate([(260, 100), (420, 200), (260, 300), (100, 200)]):
+        view = view_from_corners(c, image_size=(640, 480), hidden_at=mid, hidden_cm=2.0)
+        mask = np.zeros(view.size[::-1], bool)
+        mask[_beyond_mouth(view)] = True
+        x0, y0, x1, y1 = view.floor_box
+        assert not mask[y0:y1, x0:x1].any() and mask.any()
+        assert view.hidden == k
