@@ -221,8 +221,8 @@ def test_tray_corners_are_the_floor_corners_in_order(oblique):
     assert np.argmin(got.sum(axis=1)) == 0
     side = [np.hypot(*(got[(i + 1) % 4] - got[i])) for i in range(4)]
     assert side[0] + side[2] > side[1] + side[3]
-    cross = np.cross(got[1] - got[0], got[2] - got[1])
-    assert cross > 0  # clockwise on screen (y down)
+    (ax, ay), (bx, by) = got[1] - got[0], got[2] - got[1]
+    assert ax * by - ay * bx > 0  # clockwise on screen (y down)
 
 
 def test_frame_scale_follows_the_lone_cubes_and_ignores_clusters():
