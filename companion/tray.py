@@ -15,6 +15,23 @@ from companion.hub import Hub
 from companion.store import Store
 
 
+def empty_tray_body() -> dict:
+    """A tray with nothing read in it: what a phone shows before the first reading."""
+    return {
+        "frame_id": None,
+        "read_at": None,
+        "counts": dict.fromkeys(COLOURS, 0),
+        "total": 0,
+        "actions": [],
+        "ap": 0,
+        "gold": 0,
+        "cubes": [],
+        "uncertain": False,
+        "warnings": [],
+        "picture": None,
+    }
+
+
 class TrayBoard:
     def __init__(self, store: Store, hub: Hub, wall_clock: Callable[[], float] = time.time):
         self._store = store
@@ -50,16 +67,10 @@ class TrayBoard:
     def publish_error(self, frame_id: str, message: str) -> dict:
         """A frame that could not be read still replaces the old reading: stale counts mislead."""
         body = {
+            **empty_tray_body(),
             "frame_id": frame_id,
             "read_at": self._wall_clock(),
-            "counts": dict.fromkeys(COLOURS, 0),
-            "total": 0,
-            "actions": [],
-            "ap": 0,
-            "gold": 0,
-            "cubes": [],
             "uncertain": True,
-            "warnings": [],
             "error": message,
         }
         return self._record(frame_id, body, None)

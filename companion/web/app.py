@@ -16,7 +16,7 @@ from flask import Flask, Response, jsonify, render_template, request
 from companion.amerigo.offer import COLOURS
 from companion.hub import Hub
 from companion.table import GameTable
-from companion.tray import TrayBoard
+from companion.tray import TrayBoard, empty_tray_body
 from companion.web.game_api import game_blueprint
 
 log = logging.getLogger(__name__)
@@ -28,22 +28,6 @@ class DeviceHooks:
 
     read_now: Callable[[], None] | None = None
     calibrate_empty: Callable[[], dict] | None = None
-
-
-def empty_tray_body() -> dict:
-    return {
-        "frame_id": None,
-        "read_at": None,
-        "counts": dict.fromkeys(COLOURS, 0),
-        "total": 0,
-        "actions": [],
-        "ap": 0,
-        "gold": 0,
-        "cubes": [],
-        "uncertain": False,
-        "warnings": [],
-        "picture": None,
-    }
 
 
 def sse_message(kind: str, data: dict) -> str:

@@ -3,16 +3,11 @@
 import json
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
-import waitress
-from gpiozero.pins.mock import MockFactory
 
-from firmware.config import Config, with_overrides
-from firmware.service import build_device
-from firmware.sources import DEMO_DIR, FolderSource
+from firmware.sources import DEMO_DIR
 
 pytestmark = pytest.mark.browser
 
@@ -22,22 +17,6 @@ SHOTS = Path("/tmp")
 PHONE = {"width": 390, "height": 844}
 SETUP_DROP = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
 FIRST_TRAY = {"blue": 3, "white": 1}
-
-
-@pytest.fixture
-def served(tmp_path):
-    frames = tmp_path / "frames"
-    frames.mkdir()
-    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
-    device = build_device(config, FolderSource(frames), pin_factory=MockFactory())
-    device.watcher.poll_seconds = 0.05
-    device.start()
-    server = waitress.create_server(device.app(), host="127.0.0.1", port=0, threads=8)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}", frames, device
-    server.close()
-    device.stop()
 
 
 class Phone:

@@ -1,32 +1,12 @@
 """The phone page in a real headless Chromium, against the real waitress server."""
 
 import shutil
-import threading
 
 import pytest
-import waitress
 
-from firmware.config import Config, with_overrides
-from firmware.service import build_device
-from firmware.sources import DEMO_DIR, FolderSource
+from firmware.sources import DEMO_DIR
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def served(tmp_path):
-    frames = tmp_path / "frames"
-    frames.mkdir()
-    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
-    device = build_device(config, FolderSource(frames))
-    device.watcher.poll_seconds = 0.05
-    device.start()
-    server = waitress.create_server(device.app(), host="127.0.0.1", port=0, threads=8)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}", frames, device
-    server.close()
-    device.stop()
 
 
 def test_page_updates_live_when_the_tray_changes(served, browser):

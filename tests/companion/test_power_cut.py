@@ -46,6 +46,7 @@ def test_a_killed_writer_leaves_a_game_that_loads(tmp_path):
     finally:
         writer.send_signal(signal.SIGKILL)
         writer.wait(timeout=10)
+        writer.stdout.close()
     store = Store(path)
     snapshot = GameTable(store, Hub()).snapshot()
     assert snapshot["seq"] > 5

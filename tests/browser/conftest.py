@@ -1,0 +1,28 @@
+"""A real device on a folder source, served by the real waitress on a free local port."""
+
+import threading
+
+import pytest
+import waitress
+from gpiozero.pins.mock import MockFactory
+
+from firmware.config import Config, with_overrides
+from firmware.service import build_device
+from firmware.sources import FolderSource
+
+
+@pytest.fixture
+def served(tmp_path):
+    """(url, frames folder, device): copy a picture into the folder and the tray changes."""
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    device = build_device(config, FolderSource(frames), pin_factory=MockFactory())
+    device.watcher.poll_seconds = 0.05
+    device.start()
+    server = waitress.create_server(device.app(), host="127.0.0.1", port=0, threads=8)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.effective_port}", frames, device
+    server.close()
+    device.stop()
