@@ -84,11 +84,20 @@ class SettleTrigger:
         if reference is not None:
             self.detector.set_reference(reference)
 
+    # The detector starts watching afresh on a new outline (and reads the tray again), so only
+    # an outline that really moved (the camera was knocked) is passed on, not a reading's jitter.
+    MOVED_SHARE = 0.02  # of the outline's diagonal: about 4 mm on a 16 x 10 cm floor
+
     def set_tray(self, corners) -> None:
         """Watch only the tray floor, so hands and cards on the table do not cause re-reads."""
-        if corners != self._corners:
-            self._corners = corners
-            self.detector.set_tray(corners)
+        new = np.asarray(corners, dtype=np.float64).reshape(-1, 2)
+        if self._corners is not None and new.shape == self._corners.shape:
+            diagonal = float(np.ptp(self._corners, axis=0).max())
+            moved = float(np.abs(new - self._corners).max())
+            if moved <= self.MOVED_SHARE * diagonal:
+                return
+        self._corners = new
+        self.detector.set_tray(new)
 
     def should_read(self, frame: Frame, now: float) -> tuple[bool, str]:
         event = self.detector.update(frame.image, now)

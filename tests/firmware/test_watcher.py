@@ -188,4 +188,43 @@ def test_the_tray_outline_found_by_a_reading_goes_to_the_settle_detector():
     watcher.step()
     watcher.request_read()
     watcher.step()
-    assert seen == [corners]  # set once, not again for the same outline
+    assert len(seen) == 1 and seen[0].tolist() == corners  # not again for the same outline
+    trigger.set_tray([[x + 0.4, y - 0.3] for x, y in corners])  # a reading's jitter
+    assert len(seen) == 1
+    trigger.set_tray([[x + 30, y] for x, y in corners])  # the camera was knocked
+    assert len(seen) == 2
+
+
+def test_a_still_live_tray_is_not_read_over_and_over_when_the_outline_jitters():
+    from firmware.watcher import SettleTrigger
+    from vision.settle import SettleDetector
+
+    rng = np.random.default_rng(2)
+    tray = rng.integers(90, 110, (240, 320, 3), dtype=np.uint8)
+    corners = np.array([[40.0, 30.0], [280.0, 30.0], [280.0, 200.0], [40.0, 200.0]])
+
+    class Stream(FrameSource):
+        name = "live"
+        n = 0
+
+        def read(self):
+            self.n += 1
+            return Frame(tray, f"live-{self.n}", 0.0)
+
+    def jittery_reader(image):
+        wobble = rng.normal(0, 0.3, corners.shape)
+        return Outcome({"tray_corners": (corners + wobble).tolist()}, None)
+
+    now = [0.0]
+    sink = RecordingSink()
+    watcher = TrayWatcher(
+        Stream(),
+        jittery_reader,
+        sink,
+        SettleTrigger(SettleDetector(still_seconds=0.5)),
+        clock=lambda: now[0],
+    )
+    for _ in range(100):  # ten seconds of a quiet tray
+        watcher.step()
+        now[0] += 0.1
+    assert 1 <= len(sink.readings) <= 2  # the first read, perhaps once more on the new outline
