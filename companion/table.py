@@ -79,12 +79,15 @@ class GameTable:
         }
 
     def vision_bounds(self) -> dict[str, int] | None:
-        """How many cubes of each colour can possibly be in the tray now (None: no game)."""
-        with self._lock:
-            game_id = self.current_id()
-            if game_id is None:
-                return None
-            return dict(self._load(game_id).state_dict().get("vision_bounds") or {}) or None
+        """How many cubes of each colour can be in the tray now, while the game waits for a drop.
+
+        Between drops the tray may still hold the last drop's cubes on their way to the action
+        space, so no bound is given then (None), nor without a game.
+        """
+        snapshot = self.snapshot()
+        if snapshot["id"] is None or self.reading_expected(snapshot) is None:
+            return None
+        return dict(snapshot["state"].get("vision_bounds") or {}) or None
 
     def events(self, game_id: int) -> list[dict]:
         """The stored log of any game, as ``cubetower replay`` reads it."""

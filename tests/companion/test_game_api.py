@@ -176,12 +176,22 @@ def test_the_game_survives_a_restart(tmp_path):
     store.close()
 
 
-def test_vision_bounds_follow_the_tower(table):
+def test_vision_bounds_follow_the_tower_while_a_drop_is_awaited(table):
     table_, client, _ = table
     assert table_.vision_bounds() is None
-    play_to_first_action(client)
+    game = start(client)
+    assert table_.vision_bounds() == dict.fromkeys(SETUP, 7)  # all 49 are in the tower
+    for command in (
+        {"type": "setup_drop_read", "tray": SETUP},
+        {"type": "pirate_revealed", "value": 0},
+    ):
+        game = send(client, game, command).get_json()
+    assert game["state"]["stage"] == "tray"
     bounds = table_.vision_bounds()
-    assert set(bounds) == set(SETUP) and all(0 <= n <= 7 for n in bounds.values())
+    assert bounds == game["state"]["vision_bounds"]
+    assert bounds["blue"] >= SETUP["blue"]  # the blue storage cubes were just dropped in
+    send(client, game, {"type": "tray_read", "tray": PHASE})
+    assert table_.vision_bounds() is None  # the players' turns: the tray may hold anything
 
 
 def test_confirm_tray_feeds_the_set_up_drop_then_the_phase(table):
