@@ -203,7 +203,17 @@ def measure_cubes(
                 notes.append(f"something cube-sized at the tower's mouth near ({x:.0f}, {y:.0f}) "
                              "was not counted: still on the ramp, or on the floor under the "
                              "mouth?")
-            continue
+            if (mouth or b.weak or inside <= 0.0 or b.area <= 0.5 * cube_area
+                    or _thinnest(b) < 0.45 * view.px_per_cm):
+                continue
+            # A clear, cube-thick change just beyond the outline elsewhere and running onto the
+            # floor: the outline is short of the crease there (a wall's hard shadow edge taken
+            # for the side, s002) and a cube stands against that wall. Counted, but flagged as
+            # at the tray's edge. A cube on the table is not joined to the floor: the wall
+            # (its face and rim) lies between.
+            b.beyond = True
+        else:
+            b.beyond = False
         if _thinnest(b) < 0.45 * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
@@ -232,7 +242,8 @@ def measure_cubes(
 
     for b in candidates:
         b.expected = expected(b)
-    scale = _frame_scale([b.area / b.expected for b in candidates if not b.weak])
+    scale = _frame_scale([b.area / b.expected for b in candidates
+                          if not b.weak and not b.beyond])
     for b in candidates:
         b.expected *= scale
     edges = outlines.edges()
