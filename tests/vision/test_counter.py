@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import cv2
 import numpy as np
 import pytest
 import synth
@@ -317,3 +318,21 @@ def test_an_area_count_its_cores_do_not_confirm_is_doubted():
     tailed[55:65, 90:150] = True
     assert not _cores_agree(tailed, 3, 20.0)
     assert _cores_agree(tailed, 1, 20.0)  # one cube is never asked
+
+
+def test_cube_against_a_wall_beyond_a_short_outline_is_counted_and_flagged():
+    """The outline ends 0.8 cm short of the right crease (as on a wall's hard shadow edge); a
+    cube against that wall lies mostly beyond it but runs onto the floor: counted, and the
+    reading says it is at the tray's edge. A cube on the table beyond that wall stays out."""
+    scene = synth.Scene(cubes=[("red", 6, 5, 0), ("blue", 15.5, 5, 0)],
+                        on_table=[("green", 24.5, 12, 0)])
+    frame, _ = synth.render(scene)
+    ref, _ = synth.render(scene, with_cubes=False)
+    short = synth.floor_corners_cm() - synth.TRAY_ORIGIN_CM
+    short[1:3, 0] -= 0.8
+    pts = ((short + synth.TRAY_ORIGIN_CM) * synth.S).reshape(-1, 1, 2).astype(np.float32)
+    px = cv2.perspectiveTransform(pts, synth._camera(scene)).reshape(-1, 2)
+    reading = count_cubes(frame, ref, calibration=Calibration(corners=[tuple(p) for p in px]))
+    assert reading.counts == {**dict.fromkeys(ALL, 0), "red": 1, "blue": 1}
+    blue = [c for c in reading.cubes if c.colour == "blue"]
+    assert blue[0].uncertain and any("edge" in w for w in reading.warnings)
