@@ -84,10 +84,14 @@ class GameTable:
         Between drops the tray may still hold the last drop's cubes on their way to the action
         space, so no bound is given then (None), nor without a game.
         """
-        snapshot = self.snapshot()
-        if snapshot["id"] is None or self.reading_expected(snapshot) is None:
+        with self._lock:  # only the state: the score sheet and history are not needed here
+            game_id = self.current_id()
+            if game_id is None:
+                return None
+            state = self._load(game_id).state_dict()
+        if self.reading_expected({"state": state}) is None:
             return None
-        return dict(snapshot["state"].get("vision_bounds") or {}) or None
+        return dict(state.get("vision_bounds") or {}) or None
 
     def events(self, game_id: int) -> list[dict]:
         """The stored log of any game, as ``cubetower replay`` reads it."""
