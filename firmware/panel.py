@@ -227,7 +227,23 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown panel status {status!r}; expected one of {', '.join(STATUSES)}")
 
 
-class Panel:
+class _ShownState:
+    """What a panel, real or not, was last told to show: the service reads it back."""
+
+    _status: str | None
+    _light_on: bool
+
+    @property
+    def status(self) -> str | None:
+        """The last status given to ``show`` (None before the first)."""
+        return self._status
+
+    @property
+    def light_on(self) -> bool:
+        return self._light_on
+
+
+class Panel(_ShownState):
     """The real front panel. All gpiozero devices get ``pin_factory`` (None: gpiozero's default).
 
     Usable as a context manager; :meth:`close` releases every pin and is safe to call twice.
@@ -314,15 +330,6 @@ class Panel:
 
     # Public API ---------------------------------------------------------------------------
 
-    @property
-    def status(self) -> str | None:
-        """The last status given to :meth:`show` (None before the first)."""
-        return self._status
-
-    @property
-    def light_on(self) -> bool:
-        return self._light_on
-
     def show(self, status: Status | str) -> None:
         """Show ``status`` on the LEDs (see the table in the module docstring).
 
@@ -388,7 +395,7 @@ class Panel:
         return f"<Panel {state}>"
 
 
-class NullPanel:
+class NullPanel(_ShownState):
     """Stands in for :class:`Panel` without GPIO: same methods, only logs status changes."""
 
     available = False
@@ -397,14 +404,6 @@ class NullPanel:
         self.reason = reason
         self._status: str | None = None
         self._light_on = False
-
-    @property
-    def status(self) -> str | None:
-        return self._status
-
-    @property
-    def light_on(self) -> bool:
-        return self._light_on
 
     def show(self, status: Status | str) -> None:
         _check_status(status)
