@@ -402,8 +402,14 @@ class Outlines:
         cuts = np.quantile(ls, np.linspace(0, 1, bins + 1))
         cuts[0], cuts[-1] = -np.inf, np.inf
         idx = np.clip(np.searchsorted(cuts, ls, side="right") - 1, 0, bins - 1)
-        typical = np.array([np.median(gs[idx == b]) if np.any(idx == b) else 0.0
-                            for b in range(bins)], np.float32)
+        # A band of lightness speaks for the floor only when it holds its share of the floor:
+        # on a flat, noiseless floor the quantiles collapse, and the band below the floor's one
+        # value then holds the cubes alone, whose own texture would set the bar above their
+        # outlines. Such a band takes the floor's overall typical gradient.
+        share = np.bincount(idx, minlength=bins)
+        overall = float(np.median(gs))
+        typical = np.array([np.median(gs[idx == b]) if share[b] >= 0.5 * ls.size / bins
+                            else overall for b in range(bins)], np.float32)
         pix = np.clip(np.searchsorted(cuts, lum, side="right") - 1, 0, bins - 1)
         thresh = np.maximum(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * typical[pix])
         # hysteresis: weaker edges count where they continue a strong one (a cube's outline
