@@ -199,7 +199,8 @@ class ColourModel:
 
         A censored channel (``low``: the cube clipped, the truth is at least the reading;
         ``high``: the floor clipped, the truth is at most the reading and at least the reading
-        over ``FLOOR_OVER``) is compared with each colour only where the reading contradicts
+        over ``FLOOR_OVER``, or over the factor given when ``high`` holds numbers: see
+        ``floor_over``) is compared with each colour only where the reading contradicts
         it: the reading is moved to that colour's own value within its interval before the
         Lab distance is taken. ``veil``: the share of a white cube's reading that the frame's
         sheen adds to every cube (see ``fit_frame``), taken off first.
@@ -217,17 +218,18 @@ class ColourModel:
         if low is None and high is None:
             return dist, labs
         low = np.zeros((n, 3), bool) if low is None else np.asarray(low, bool).reshape(n, 3)
-        high = np.zeros((n, 3), bool) if high is None else np.asarray(high, bool).reshape(n, 3)
+        over = _over(high, n)
+        high = over > 1.0
         idx = np.nonzero(low.any(axis=1) | high.any(axis=1))[0]
         if len(idx) == 0:
             return dist, labs
         r = np.maximum(linear_from_lab(ref), 1e-4)[None, None]  # (1, 1, 7, 3)
         mm = m[:, idx, None, :]
-        lo, hi = low[idx][None, :, None, :], high[idx][None, :, None, :]
+        lo = low[idx][None, :, None, :]
         # the interval the true ratio lies in: a clipped cube may be any brighter; a clipped
-        # floor at most FLOOR_OVER brighter than read, so the ratio at most that much lower
+        # floor at most ``over`` brighter than read, so the ratio at most that much lower
         top = np.where(lo, np.inf, mm)
-        bottom = np.where(hi, mm / FLOOR_OVER, mm)
+        bottom = mm / over[idx][None, :, None, :]
         mm = np.clip(r, bottom, top)
         labc = lab_from_linear(mm.reshape(-1, 3)).reshape(mm.shape)
         dc = (labc - ref) / sds
@@ -299,10 +301,9 @@ class ColourModel:
             ref_l = self.matrix()[:, 0][dist.argmin(axis=2)]
             lum = labs[:, :, 0]
             if low is not None or high is not None:
-                cens = np.zeros(len(ratios), bool)
-                for x in (low, high):
-                    if x is not None:
-                        cens |= np.asarray(x, bool).reshape(-1, 3).any(axis=1)
+                cens = (_over(high, len(ratios)) > 1.0).any(axis=1)
+                if low is not None:
+                    cens |= np.asarray(low, bool).reshape(-1, 3).any(axis=1)
                 lum = np.where(cens[None], np.nan, lum)
             darker = ref_l[:, :, None] + ORDER_MARGIN < ref_l[:, None, :]
             with np.errstate(invalid="ignore"):
@@ -409,12 +410,13 @@ class ColourModel:
         ratios = np.array([c["ratio"] for c in cubes], np.float32).reshape(-1, 3)
         low = np.array([c.get("low", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
-        gains, veil = self.fit_frame(ratios, low=low, high=high)
-        _, labs = self.ratio_distances(ratios, gains[None], low, high, veil)
-        dist = self.shaded_distances(ratios, gains, low, high, veil)
+        over = floor_over(cubes, high)
+        gains, veil = self.fit_frame(ratios, low=low, high=over)
+        _, labs = self.ratio_distances(ratios, gains[None], low, over, veil)
+        dist = self.shaded_distances(ratios, gains, low, over, veil)
         glare = _glare_room(cubes)
         if np.any(glare > 0):
-            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, high, glare, veil))
+            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, over, glare, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
         warnings = []
@@ -448,6 +450,54 @@ class ColourModel:
             float(d.get("light_sigma", cls.light_sigma)),
             float(d.get("tint_sigma", cls.tint_sigma)),
         )
+
+
+def _over(high, n: int) -> np.ndarray:
+    """Per cube and channel, how much brighter than read the floor may be (N x 3; 1 where it
+    is not clipped). ``high`` is None, booleans (clipped: up to ``FLOOR_OVER``) or the factors
+    themselves (``floor_over``)."""
+    if high is None:
+        return np.ones((n, 3), np.float32)
+    h = np.asarray(high).reshape(n, 3)
+    if h.dtype == bool:
+        return np.where(h, FLOOR_OVER, 1.0).astype(np.float32)
+    return np.clip(h.astype(np.float32), 1.0, FLOOR_OVER)
+
+
+# The floor's colour (print times light) at a clipped spot is taken to lie within this factor
+# of the most extreme colour the frame's unclipped floor shows, per pair of channels: the
+# brightest spots are lit by the frame's main light, whose colour the less bright floor also
+# shows; the margin leaves the print's own pattern some room.
+FLOOR_HUE_MARGIN = 1.25
+
+
+def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
+    """Per cube and channel, how much brighter than read its clipped floor may be (N x 3).
+
+    A clipped channel only says the floor was at least full scale. When another channel of
+    the same floor is not clipped, the floor's colour bounds it: the clipped channel is at most
+    the unclipped one times the largest ratio of the two that the frame's unclipped floors
+    show (``FLOOR_HUE_MARGIN`` more). Without that (every floor clipped there, or fewer than
+    two to compare) the bound stays ``FLOOR_OVER``. Why: a pale cube on a floor clipped in
+    two channels otherwise may be read up to twice as dark there, and a light sage green came
+    within reach of black.
+    """
+    high = np.asarray(high, bool).reshape(-1, 3)
+    over = np.where(high, FLOOR_OVER, 1.0).astype(np.float32)
+    floors = [c.get("floor") for c in cubes]
+    if not high.any() or any(f is None for f in floors):
+        return over
+    f = np.maximum(np.asarray(floors, np.float32).reshape(-1, 3), 1e-4)
+    clean = f < CLIPPED
+    for i, j in np.argwhere(high):
+        for u in np.nonzero(clean[i])[0]:
+            both = clean[:, j] & clean[:, u]
+            if both.sum() < 2:
+                continue
+            top = float(np.max(f[both, j] / f[both, u])) * FLOOR_HUE_MARGIN
+            bound = max(f[i, u] * top / f[i, j], 1.0)
+            over[i, j] = min(over[i, j], bound)
+    return over
 
 
 # Glare: shares of the floor's reading the mirrored light may make up, and the prior sd.
