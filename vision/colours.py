@@ -54,10 +54,6 @@ DEFAULT_SPREAD: dict[str, tuple[float, float, float]] = {
 # tenth of the lightness range and of a strong colour's chroma.
 MIN_SPREAD = np.array([10.0, 7.0, 7.0], np.float32)
 
-# Colours whose references differ in lightness by more than this (L) are never named in the
-# reverse order of the cubes' measured lightness when fitting a frame's print.
-ORDER_MARGIN = 15.0
-
 _LIN_LUT = (np.arange(256, dtype=np.float32) / 255.0) ** 2.2
 
 
@@ -286,30 +282,17 @@ class ColourModel:
     def _costs(self, ratios, gains, low=None, high=None, veil=0.0, names=None) -> np.ndarray:
         """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
         g = np.asarray(gains, np.float32).reshape(-1, 3)
-        dist, labs = self.ratio_distances(ratios, g, low, high, veil)
+        dist, _ = self.ratio_distances(ratios, g, low, high, veil)
         if names is not None:  # the colours are known (a confirmed drop): only fit the light
             idx = np.asarray(names, int).reshape(1, -1, 1)
             d = np.take_along_axis(dist, np.broadcast_to(idx, (len(g), len(ratios), 1)), 2)
             return np.minimum(d[:, :, 0] ** 2, 9.0).sum(axis=1)
+        # no penalty for names that reverse the cubes' measured lightness order: each top has
+        # its own share of the light (``shaded_distances``) and its own sheen, so a glossy black
+        # may read lighter than a brown in a neighbour's shadow (s001/drop04: a black at L 55
+        # beside a brown at 50 forced the brown to black)
         d = dist.min(axis=2)
-        cost = np.minimum(d * d, 9.0).sum(axis=1)
-        if len(ratios) > 1:
-            # A common factor never changes which cube is the lighter: names that reverse the
-            # measured order by a wide margin (a cube called black that is lighter than one
-            # called red) are as bad as an outlier, per pair. Cubes with a clipped channel
-            # have no exact lightness and take no part.
-            ref_l = self.matrix()[:, 0][dist.argmin(axis=2)]
-            lum = labs[:, :, 0]
-            if low is not None or high is not None:
-                cens = (_over(high, len(ratios)) > 1.0).any(axis=1)
-                if low is not None:
-                    cens |= np.asarray(low, bool).reshape(-1, 3).any(axis=1)
-                lum = np.where(cens[None], np.nan, lum)
-            darker = ref_l[:, :, None] + ORDER_MARGIN < ref_l[:, None, :]
-            with np.errstate(invalid="ignore"):
-                lighter = lum[:, :, None] > lum[:, None, :] + 0.25 * ORDER_MARGIN
-            cost = cost + 9.0 * (darker & lighter).sum(axis=(1, 2))
-        return cost
+        return np.minimum(d * d, 9.0).sum(axis=1)
 
     def fit_print(
         self,
