@@ -136,7 +136,17 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
         "low": (pixels_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
         "high": (floor_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
         "floor": np.median(floor_lin[top], axis=0),
+        "floor_spread": _floor_spread(floor_lin),
     }
+
+
+def _floor_spread(floor_lin: np.ndarray) -> float:
+    """How unevenly lit the floor behind a cube is: log of the 90th over the 10th percentile of
+    its luminance. The camera sees past a cube's top to the floor beyond it; where a shadow edge
+    runs there (a tower's mouth) that floor is not the light on the cube."""
+    lum = np.maximum(floor_lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), 1e-4)
+    hi, lo = np.percentile(lum, [90, 10])
+    return float(np.log(hi / lo))
 
 
 def floor_ratio(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> np.ndarray:
@@ -394,7 +404,8 @@ class ColourModel:
         low = np.array([c.get("low", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         over = floor_over(cubes, high)
-        gains, veil = self.fit_frame(ratios, low=low, high=over)
+        fit = _fit_set(cubes)
+        gains, veil = self.fit_frame(ratios[fit], low=low[fit], high=over[fit])
         _, labs = self.ratio_distances(ratios, gains[None], low, over, veil)
         dist = self.shaded_distances(ratios, gains, low, over, veil)
         glare = _glare_room(cubes)
@@ -481,6 +492,27 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
             bound = max(f[i, u] * top / f[i, j], 1.0)
             over[i, j] = min(over[i, j], bound)
     return over
+
+
+# A cube whose floor behind varies by more than this factor (``_floor_spread``) does not take
+# part in the frame's fit, when at least FIT_MIN others do.
+FIT_SPREAD = float(np.log(2.0))
+FIT_MIN = 3
+
+
+def _fit_set(cubes: list[dict]) -> np.ndarray:
+    """Which cubes the frame's print and light are fitted to (bool per cube).
+
+    The fit reads the light off the cube / floor ratios, which hold only where the floor the
+    camera sees behind a cube is lit like the cube. Behind a cube at a tower's mouth it may lie
+    in the mouth's deep shadow, several times darker than the light on the cube, and its ratio
+    reads several times too light (s004: up to 14 times across one cube). Those cubes are still
+    named, against the light the others show; with fewer than FIT_MIN others every cube counts,
+    as before.
+    """
+    spread = np.array([float(c.get("floor_spread", 0.0)) for c in cubes])
+    fit = spread <= FIT_SPREAD
+    return fit if fit.sum() >= FIT_MIN else np.ones(len(cubes), bool)
 
 
 # Glare: shares of the floor's reading the mirrored light may make up, and the prior sd.
