@@ -63,3 +63,27 @@ def test_without_unclipped_floors_the_bound_stays_one_stop():
     cubes = _frame()[-1:]
     over = floor_over(cubes, np.array([c["high"] for c in cubes]))
     assert over[0].tolist() == [1.0, FLOOR_OVER, FLOOR_OVER]
+
+
+def test_a_calibration_drop_bounds_its_clipped_floors_the_same_way(monkeypatch):
+    """The confirmed drop's light is fitted with the same bounds as any frame's."""
+    import vision.counter
+    from vision.calibration import calibrate_from_drop
+
+    cubes = _frame()
+    monkeypatch.setattr(vision.counter, "measure_cubes", lambda *a, **k: (None, cubes, None))
+    seen = []
+    fit = ColourModel.fit_frame
+
+    def spy(self, ratios, *args, **kwargs):
+        seen.append(kwargs.get("high"))
+        return fit(self, ratios, *args, **kwargs)
+
+    monkeypatch.setattr(ColourModel, "fit_frame", spy)
+    contents = {c: 0 for c in COLOURS}
+    for c in (*OTHERS, "green"):
+        contents[c] += 1
+    calibrate_from_drop(np.zeros((4, 4, 3), np.uint8), contents)
+    high = np.asarray(seen[-1], np.float32)
+    assert high.shape == (len(cubes), 3)
+    assert 1.2 < high[-1, 1] < 1.6 and high[-1, 2] == FLOOR_OVER
