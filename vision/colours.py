@@ -471,8 +471,9 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
     A clipped channel only says the floor was at least full scale. When another channel of
     the same floor is not clipped, the floor's colour bounds it: the clipped channel is at most
     the unclipped one times the largest ratio of the two that the frame's unclipped floors
-    show (``FLOOR_HUE_MARGIN`` more). Without that (every floor clipped there, or fewer than
-    two to compare) the bound stays ``FLOOR_OVER``. Why: a pale cube on a floor clipped in
+    show (``FLOOR_HUE_MARGIN`` more). Without that (every floor clipped there, fewer than two
+    to compare, or a floor already beyond the others' colours) the bound stays ``FLOOR_OVER``.
+    Why: a pale cube on a floor clipped in
     two channels otherwise may be read up to twice as dark there, and a light sage green came
     within reach of black.
     """
@@ -489,8 +490,11 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
             if both.sum() < 2:
                 continue
             top = float(np.max(f[both, j] / f[both, u])) * FLOOR_HUE_MARGIN
-            bound = max(f[i, u] * top / f[i, j], 1.0)
-            over[i, j] = min(over[i, j], bound)
+            bound = f[i, u] * top / f[i, j]
+            # below 1 the reading already lies beyond the frame's floor colours: this floor is
+            # unlike the others (another print or light here), so the pair tells nothing
+            if bound >= 1.0:
+                over[i, j] = min(over[i, j], bound)
     return over
 
 

@@ -87,3 +87,13 @@ def test_a_calibration_drop_bounds_its_clipped_floors_the_same_way(monkeypatch):
     high = np.asarray(seen[-1], np.float32)
     assert high.shape == (len(cubes), 3)
     assert 1.2 < high[-1, 1] < 1.6 and high[-1, 2] == FLOOR_OVER
+
+
+def test_a_floor_unlike_the_frames_keeps_the_one_stop_bound():
+    """A clipped green over a blue so dark that the frame's floor colours would put the green
+    far below full scale: that floor is not like the others (another print or light there), so
+    its colour bounds nothing; it is not taken as exact either."""
+    cubes = _frame()
+    cubes[-1] = dict(cubes[-1], floor=np.array([0.1, 1.0, 1.0], np.float32))
+    over = floor_over(cubes, np.array([c["high"] for c in cubes]))
+    assert over[-1].tolist() == [1.0, FLOOR_OVER, FLOOR_OVER]
