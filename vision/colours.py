@@ -473,9 +473,8 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
     the unclipped one times the largest ratio of the two that the frame's unclipped floors
     show (``FLOOR_HUE_MARGIN`` more). Without that (every floor clipped there, fewer than two
     to compare, or a floor already beyond the others' colours) the bound stays ``FLOOR_OVER``.
-    Why: a pale cube on a floor clipped in
-    two channels otherwise may be read up to twice as dark there, and a light sage green came
-    within reach of black.
+    Why: a pale cube on a floor clipped in two channels otherwise may be read up to twice as
+    dark there, and a light sage green came within reach of black (s003/drop06).
     """
     high = np.asarray(high, bool).reshape(-1, 3)
     over = np.where(high, FLOOR_OVER, 1.0).astype(np.float32)
