@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.colours import ColourModel, lab_from_linear, linear_from_lab
+from vision.colours import ColourModel, floor_over, lab_from_linear, linear_from_lab
 from vision.errors import VisionError
 from vision.reading import COLOURS
 
@@ -164,11 +164,14 @@ def calibrate_from_drop(
         taken[int(i)] = colour
         left[colour] -= 1
     # with the colours known, the drop's print, light and sheen are fitted to them alone
+    # (clipped floors bounded by the floor's colour, as for any frame)
     idx = sorted(taken)
+    known = [cubes[i] for i in idx]
+    high = np.array([c.get("high", (False,) * 3) for c in known], bool).reshape(-1, 3)
     gains, veil = model.fit_frame(
-        np.array([cubes[i]["ratio"] for i in idx]),
-        low=np.array([cubes[i].get("low", (False,) * 3) for i in idx], bool),
-        high=np.array([cubes[i].get("high", (False,) * 3) for i in idx], bool),
+        np.array([c["ratio"] for c in known]),
+        low=np.array([c.get("low", (False,) * 3) for c in known], bool).reshape(-1, 3),
+        high=floor_over(known, high),
         names=[COLOURS.index(taken[i]) for i in idx],
     )
     samples: dict[str, list] = {c: [] for c in COLOURS}

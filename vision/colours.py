@@ -54,10 +54,6 @@ DEFAULT_SPREAD: dict[str, tuple[float, float, float]] = {
 # tenth of the lightness range and of a strong colour's chroma.
 MIN_SPREAD = np.array([10.0, 7.0, 7.0], np.float32)
 
-# Colours whose references differ in lightness by more than this (L) are never named in the
-# reverse order of the cubes' measured lightness when fitting a frame's print.
-ORDER_MARGIN = 15.0
-
 _LIN_LUT = (np.arange(256, dtype=np.float32) / 255.0) ** 2.2
 
 
@@ -140,7 +136,17 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
         "low": (pixels_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
         "high": (floor_lin[top] >= CLIPPED).mean(axis=0) >= CENSOR_SHARE,
         "floor": np.median(floor_lin[top], axis=0),
+        "floor_spread": _floor_spread(floor_lin),
     }
+
+
+def _floor_spread(floor_lin: np.ndarray) -> float:
+    """How unevenly lit the floor behind a cube is: log of the 90th over the 10th percentile of
+    its luminance. The camera sees past a cube's top to the floor beyond it; where a shadow edge
+    runs there (a tower's mouth) that floor is not the light on the cube."""
+    lum = np.maximum(floor_lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), 1e-4)
+    hi, lo = np.percentile(lum, [90, 10])
+    return float(np.log(hi / lo))
 
 
 def floor_ratio(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> np.ndarray:
@@ -199,7 +205,8 @@ class ColourModel:
 
         A censored channel (``low``: the cube clipped, the truth is at least the reading;
         ``high``: the floor clipped, the truth is at most the reading and at least the reading
-        over ``FLOOR_OVER``) is compared with each colour only where the reading contradicts
+        over ``FLOOR_OVER``, or over the factor given when ``high`` holds numbers: see
+        ``floor_over``) is compared with each colour only where the reading contradicts
         it: the reading is moved to that colour's own value within its interval before the
         Lab distance is taken. ``veil``: the share of a white cube's reading that the frame's
         sheen adds to every cube (see ``fit_frame``), taken off first.
@@ -217,17 +224,18 @@ class ColourModel:
         if low is None and high is None:
             return dist, labs
         low = np.zeros((n, 3), bool) if low is None else np.asarray(low, bool).reshape(n, 3)
-        high = np.zeros((n, 3), bool) if high is None else np.asarray(high, bool).reshape(n, 3)
+        over = _over(high, n)
+        high = over > 1.0
         idx = np.nonzero(low.any(axis=1) | high.any(axis=1))[0]
         if len(idx) == 0:
             return dist, labs
         r = np.maximum(linear_from_lab(ref), 1e-4)[None, None]  # (1, 1, 7, 3)
         mm = m[:, idx, None, :]
-        lo, hi = low[idx][None, :, None, :], high[idx][None, :, None, :]
+        lo = low[idx][None, :, None, :]
         # the interval the true ratio lies in: a clipped cube may be any brighter; a clipped
-        # floor at most FLOOR_OVER brighter than read, so the ratio at most that much lower
+        # floor at most ``over`` brighter than read, so the ratio at most that much lower
         top = np.where(lo, np.inf, mm)
-        bottom = np.where(hi, mm / FLOOR_OVER, mm)
+        bottom = mm / over[idx][None, :, None, :]
         mm = np.clip(r, bottom, top)
         labc = lab_from_linear(mm.reshape(-1, 3)).reshape(mm.shape)
         dc = (labc - ref) / sds
@@ -284,31 +292,17 @@ class ColourModel:
     def _costs(self, ratios, gains, low=None, high=None, veil=0.0, names=None) -> np.ndarray:
         """Robust misfit of the cubes for each row of per-channel factors ``gains`` (G x 3)."""
         g = np.asarray(gains, np.float32).reshape(-1, 3)
-        dist, labs = self.ratio_distances(ratios, g, low, high, veil)
+        dist, _ = self.ratio_distances(ratios, g, low, high, veil)
         if names is not None:  # the colours are known (a confirmed drop): only fit the light
             idx = np.asarray(names, int).reshape(1, -1, 1)
             d = np.take_along_axis(dist, np.broadcast_to(idx, (len(g), len(ratios), 1)), 2)
             return np.minimum(d[:, :, 0] ** 2, 9.0).sum(axis=1)
+        # no penalty for names that reverse the cubes' measured lightness order: each top has
+        # its own share of the light (``shaded_distances``) and its own sheen, so a glossy black
+        # may read lighter than a brown in a neighbour's shadow (s001/drop04: a black at L 55
+        # beside a brown at 50 forced the brown to black)
         d = dist.min(axis=2)
-        cost = np.minimum(d * d, 9.0).sum(axis=1)
-        if len(ratios) > 1:
-            # A common factor never changes which cube is the lighter: names that reverse the
-            # measured order by a wide margin (a cube called black that is lighter than one
-            # called red) are as bad as an outlier, per pair. Cubes with a clipped channel
-            # have no exact lightness and take no part.
-            ref_l = self.matrix()[:, 0][dist.argmin(axis=2)]
-            lum = labs[:, :, 0]
-            if low is not None or high is not None:
-                cens = np.zeros(len(ratios), bool)
-                for x in (low, high):
-                    if x is not None:
-                        cens |= np.asarray(x, bool).reshape(-1, 3).any(axis=1)
-                lum = np.where(cens[None], np.nan, lum)
-            darker = ref_l[:, :, None] + ORDER_MARGIN < ref_l[:, None, :]
-            with np.errstate(invalid="ignore"):
-                lighter = lum[:, :, None] > lum[:, None, :] + 0.25 * ORDER_MARGIN
-            cost = cost + 9.0 * (darker & lighter).sum(axis=(1, 2))
-        return cost
+        return np.minimum(d * d, 9.0).sum(axis=1)
 
     def fit_print(
         self,
@@ -409,12 +403,14 @@ class ColourModel:
         ratios = np.array([c["ratio"] for c in cubes], np.float32).reshape(-1, 3)
         low = np.array([c.get("low", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
-        gains, veil = self.fit_frame(ratios, low=low, high=high)
-        _, labs = self.ratio_distances(ratios, gains[None], low, high, veil)
-        dist = self.shaded_distances(ratios, gains, low, high, veil)
+        over = floor_over(cubes, high)
+        fit = _fit_set(cubes)
+        gains, veil = self.fit_frame(ratios[fit], low=low[fit], high=over[fit])
+        _, labs = self.ratio_distances(ratios, gains[None], low, over, veil)
+        dist = self.shaded_distances(ratios, gains, low, over, veil)
         glare = _glare_room(cubes)
         if np.any(glare > 0):
-            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, high, glare, veil))
+            dist = np.minimum(dist, self._glare_distances(ratios, gains, low, over, glare, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
         warnings = []
@@ -448,6 +444,78 @@ class ColourModel:
             float(d.get("light_sigma", cls.light_sigma)),
             float(d.get("tint_sigma", cls.tint_sigma)),
         )
+
+
+def _over(high, n: int) -> np.ndarray:
+    """Per cube and channel, how much brighter than read the floor may be (N x 3; 1 where it
+    is not clipped). ``high`` is None, booleans (clipped: up to ``FLOOR_OVER``) or the factors
+    themselves (``floor_over``)."""
+    if high is None:
+        return np.ones((n, 3), np.float32)
+    h = np.asarray(high).reshape(n, 3)
+    if h.dtype == bool:
+        return np.where(h, FLOOR_OVER, 1.0).astype(np.float32)
+    return np.clip(h.astype(np.float32), 1.0, FLOOR_OVER)
+
+
+# The floor's colour (print times light) at a clipped spot is taken to lie within this factor
+# of the most extreme colour the frame's unclipped floor shows, per pair of channels: the
+# brightest spots are lit by the frame's main light, whose colour the less bright floor also
+# shows; the margin leaves the print's own pattern some room.
+FLOOR_HUE_MARGIN = 1.25
+
+
+def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
+    """Per cube and channel, how much brighter than read its clipped floor may be (N x 3).
+
+    A clipped channel only says the floor was at least full scale. When another channel of
+    the same floor is not clipped, the floor's colour bounds it: the clipped channel is at most
+    the unclipped one times the largest ratio of the two that the frame's unclipped floors
+    show (``FLOOR_HUE_MARGIN`` more). Without that (every floor clipped there, fewer than two
+    to compare, or a floor already beyond the others' colours) the bound stays ``FLOOR_OVER``.
+    Why: a pale cube on a floor clipped in two channels otherwise may be read up to twice as
+    dark there, and a light sage green came within reach of black (s003/drop06).
+    """
+    high = np.asarray(high, bool).reshape(-1, 3)
+    over = np.where(high, FLOOR_OVER, 1.0).astype(np.float32)
+    floors = [c.get("floor") for c in cubes]
+    if not high.any() or any(f is None for f in floors):
+        return over
+    f = np.maximum(np.asarray(floors, np.float32).reshape(-1, 3), 1e-4)
+    clean = f < CLIPPED
+    for i, j in np.argwhere(high):
+        for u in np.nonzero(clean[i])[0]:
+            both = clean[:, j] & clean[:, u]
+            if both.sum() < 2:
+                continue
+            top = float(np.max(f[both, j] / f[both, u])) * FLOOR_HUE_MARGIN
+            bound = f[i, u] * top / f[i, j]
+            # below 1 the reading already lies beyond the frame's floor colours: this floor is
+            # unlike the others (another print or light here), so the pair tells nothing
+            if bound >= 1.0:
+                over[i, j] = min(over[i, j], bound)
+    return over
+
+
+# A cube whose floor behind varies by more than this factor (``_floor_spread``) does not take
+# part in the frame's fit, when at least FIT_MIN others do.
+FIT_SPREAD = float(np.log(2.0))
+FIT_MIN = 3
+
+
+def _fit_set(cubes: list[dict]) -> np.ndarray:
+    """Which cubes the frame's print and light are fitted to (bool per cube).
+
+    The fit reads the light off the cube / floor ratios, which hold only where the floor the
+    camera sees behind a cube is lit like the cube. Behind a cube at a tower's mouth it may lie
+    in the mouth's deep shadow, several times darker than the light on the cube, and its ratio
+    reads several times too light (s004: up to 14 times across one cube). Those cubes are still
+    named, against the light the others show; with fewer than FIT_MIN others every cube counts,
+    as before.
+    """
+    spread = np.array([float(c.get("floor_spread", 0.0)) for c in cubes])
+    fit = spread <= FIT_SPREAD
+    return fit if fit.sum() >= FIT_MIN else np.ones(len(cubes), bool)
 
 
 # Glare: shares of the floor's reading the mirrored light may make up, and the prior sd.
