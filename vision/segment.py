@@ -343,9 +343,16 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
         return strong
     zones = ((slice(0, y0), slice(x0, x1)), (slice(y0, y1), slice(x1, w)),
              (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0)))
-    band_paint = [np.median(_chroma(rect_lin[zones[k]][::3, ::3], px_per_cm / 3).reshape(-1, 3),
-                            axis=0) if k in sides and rect_lin[zones[k]].size else None
-                  for k in range(4)]
+    paints: dict[int, np.ndarray | None] = {}
+
+    def band_paint(k: int) -> np.ndarray | None:
+        # the band's median colour, from every third pixel (a median needs no more)
+        if k not in paints:
+            band = rect_lin[zones[k]][::3, ::3]
+            paints[k] = (np.median(_chroma(band, px_per_cm / 3).reshape(-1, 3), axis=0)
+                         if k in sides and band.size else None)
+        return paints[k]
+
     _, labels, stats, _ = cv2.connectedComponentsWithStats(strong, connectivity=8)
     r = round(px_per_cm)
     out = strong.copy()
@@ -364,11 +371,11 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
         cand = (_channel_max(np.abs(cs - local)) < CHROMA_STEP) & (wsum > 0.05)
         beyond = np.zeros(cand.shape, bool)
         for k, (sy, sx) in enumerate(zones):
-            if band_paint[k] is None:
-                continue
             ys = slice(max(sy.start or 0, by0) - by0, max(min(sy.stop, by1) - by0, 0))
             xs = slice(max(sx.start or 0, bx0) - bx0, max(min(sx.stop, bx1) - bx0, 0))
-            beyond[ys, xs] = _channel_max(np.abs(cs[ys, xs] - band_paint[k])) > CHROMA_STEP
+            if ys.stop <= ys.start or xs.stop <= xs.start or band_paint(k) is None:
+                continue
+            beyond[ys, xs] = _channel_max(np.abs(cs[ys, xs] - band_paint(k))) > CHROMA_STEP
         near = cv2.distanceTransform(sub ^ 1, cv2.DIST_L2, 3) <= r
         cand = (cand & beyond & near).astype(np.uint8)
         cand = cv2.morphologyEx(cand, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
