@@ -222,3 +222,15 @@ def test_without_reference_continuation_skips_the_sides_it_is_told_to():
     bg = floor_model(img, None, PX, BOX)
     strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False, beyond=(0, 1, 3))
     assert not _at(strong, 150, BOX[3] + 8)
+
+
+def test_without_reference_continuation_reaches_no_further_than_the_cube():
+    img = _near_wall_scene()
+    _cube(img, 150, BOX[3] - 4, (40, 40, 190))  # red, against the wall, across the side
+    # another red touching it from beyond (on the rim or the table, out of the tray)
+    _cube(img, 150, BOX[3] + 16, (40, 40, 190))
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert _at(strong, 150, BOX[3] + 3)  # the inner cube's own part beyond the side
+    assert not strong[BOX[3] + 10:].any()  # not the whole red run beyond it
