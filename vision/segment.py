@@ -261,9 +261,14 @@ def cube_masks(
     (``_reference_masks``). Without one: a change of colour or a strong brightening; strong
     colourless darkening unless it is the cubes' common shadow; each confirmed by sharp edges,
     plus what sharp edges outline that the floor estimate missed (``outlines``, computed here
-    when not given).
+    when not given; when given, built on this frame, and its linear light is used again).
+    ``beyond``: the sides (top, right, bottom, left) across which a blob is continued
+    (``_continued_beyond``; not the tower's, whose band is no single paint).
     """
-    rect_lin = to_linear(rect)
+    if outlines is not None and outlines.lin.shape[:2] == rect.shape[:2]:
+        rect_lin = outlines.lin  # the same frame's linear light: not worked out twice
+    else:
+        rect_lin = to_linear(rect)
     shade = shadow_direction(bg_lin, floor_box)
     clipped = (rect >= 250) & (bg_lin >= SATURATED)
     if have_reference:
@@ -468,6 +473,7 @@ class Outlines:
     def __init__(self, rect_lin: np.ndarray, px_per_cm: float,
                  floor_box: tuple[int, int, int, int]):
         self.shape = rect_lin.shape[:2]
+        self.lin = rect_lin  # kept for ``cube_masks`` (read only)
         self.px_per_cm = px_per_cm
         self.box = floor_box
         x0, y0, x1, y1 = floor_box

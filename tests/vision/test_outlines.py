@@ -234,3 +234,16 @@ def test_without_reference_continuation_reaches_no_further_than_the_cube():
     strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
     assert _at(strong, 150, BOX[3] + 3)  # the inner cube's own part beyond the side
     assert not strong[BOX[3] + 10:].any()  # not the whole red run beyond it
+
+
+def test_masks_are_the_same_whether_the_outlines_are_passed_in_or_worked_out():
+    img = _near_wall_scene()
+    _cube(img, 150, BOX[3] + 3, (40, 40, 190))
+    _cube(img, 90, 100, (40, 160, 60), deg=30)
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    given, _ = cube_masks(img, bg, PX, BOX, have_reference=False,
+                          outlines=Outlines(to_linear(img), PX, BOX))
+    worked_out, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert np.count_nonzero(given) > PX * PX
+    assert np.array_equal(given, worked_out)
