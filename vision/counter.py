@@ -179,7 +179,7 @@ def measure_cubes(
     outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box)
     strong, weak = cube_masks(
         rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None,
-        outlines=outlines,
+        outlines=outlines, beyond=tuple(k for k in range(4) if k != view.hidden),
     )
     tops = outlines.top_faces()
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2

@@ -253,6 +253,7 @@ def cube_masks(
     *,
     have_reference: bool,
     outlines: Outlines | None = None,
+    beyond: tuple[int, ...] = (0, 1, 2, 3),
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
@@ -260,9 +261,14 @@ def cube_masks(
     (``_reference_masks``). Without one: a change of colour or a strong brightening; strong
     colourless darkening unless it is the cubes' common shadow; each confirmed by sharp edges,
     plus what sharp edges outline that the floor estimate missed (``outlines``, computed here
-    when not given).
+    when not given; when given, built on this frame, and its linear light is used again).
+    ``beyond``: the sides (top, right, bottom, left) across which a blob is continued
+    (``_continued_beyond``; not the tower's, whose band is no single paint).
     """
-    rect_lin = to_linear(rect)
+    if outlines is not None and outlines.lin.shape[:2] == rect.shape[:2]:
+        rect_lin = outlines.lin  # the same frame's linear light: not worked out twice
+    else:
+        rect_lin = to_linear(rect)
     shade = shadow_direction(bg_lin, floor_box)
     clipped = (rect >= 250) & (bg_lin >= SATURATED)
     if have_reference:
@@ -315,7 +321,83 @@ def cube_masks(
         px_per_cm)
     # a lamp's hard shadow is outlined too: what the common offset said is shadow stays out
     strong |= outlined & (cast ^ 1)
+    strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond)
     return strong, np.zeros_like(strong)
+
+
+def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
+                      floor_box: tuple[int, int, int, int], px_per_cm: float,
+                      sides: tuple[int, ...] = (0, 1, 2, 3)) -> np.ndarray:
+    """``strong`` with its blobs that cross the floor's outline continued into the band beyond.
+
+    Why: a cube leaning on a wall, or lying where the outline stops short of the crease (the
+    tower's mouth), is partly beyond the outline; cut there, its piece over the floor is a
+    sliver and is lost. Without a reference the band beyond is wall, rim or the mouth's
+    shadowed floor, lit unlike the floor, so the floor's estimate says nothing there. But a
+    cube is one paint: beyond the outline its continuation has the colour (lightness left
+    out: its sides are shaded) of its part over the floor, within ``CHROMA_STEP``, and differs
+    by more than that from the band's own paint (the band's median colour along that side).
+    No further than a cube reaches from the blob.
+    """
+    x0, y0, x1, y1 = floor_box
+    h, w = strong.shape
+    ring = strong.copy()
+    ring[y0 + 2:y1 - 2, x0 + 2:x1 - 2] = 0
+    ring[:y0], ring[y1:], ring[:, :x0], ring[:, x1:] = 0, 0, 0, 0
+    if not ring.any():
+        return strong
+    zones = ((slice(0, y0), slice(x0, x1)), (slice(y0, y1), slice(x1, w)),
+             (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0)))
+    paints: dict[int, np.ndarray | None] = {}
+
+    def band_paint(k: int) -> np.ndarray | None:
+        # the band's median colour, from every third pixel (a median needs no more)
+        if k not in paints:
+            band = rect_lin[zones[k]][::3, ::3]
+            paints[k] = (np.median(_chroma(band, px_per_cm / 3).reshape(-1, 3), axis=0)
+                         if k in sides and band.size else None)
+        return paints[k]
+
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(strong, connectivity=8)
+    r = round(px_per_cm)
+    out = strong.copy()
+    for i in np.unique(labels[ring > 0]):
+        bx, by, bw, bh = stats[i, :4]
+        bx0, by0 = max(bx - r, 0), max(by - r, 0)
+        bx1, by1 = min(bx + bw + r, w), min(by + bh + r, h)
+        sub = (labels[by0:by1, bx0:bx1] == i).astype(np.uint8)
+        cs = _chroma(rect_lin[by0:by1, bx0:bx1], px_per_cm)
+        # the paint of the blob's part next to each pixel (a cluster is of many paints), from
+        # its interior (its rim, blurred with the floor, is of neither)
+        core = cv2.erode(sub, np.ones((5, 5), np.uint8))
+        core = (core if core.any() else sub).astype(np.float32)
+        wsum = cv2.blur(core, (r + 1, r + 1))
+        local = cv2.blur(cs * core[..., None], (r + 1, r + 1)) / np.maximum(wsum, 1e-3)[..., None]
+        cand = (_channel_max(np.abs(cs - local)) < CHROMA_STEP) & (wsum > 0.05)
+        beyond = np.zeros(cand.shape, bool)
+        for k, (sy, sx) in enumerate(zones):
+            ys = slice(max(sy.start or 0, by0) - by0, max(min(sy.stop, by1) - by0, 0))
+            xs = slice(max(sx.start or 0, bx0) - bx0, max(min(sx.stop, bx1) - bx0, 0))
+            if ys.stop <= ys.start or xs.stop <= xs.start or band_paint(k) is None:
+                continue
+            beyond[ys, xs] = _channel_max(np.abs(cs[ys, xs] - band_paint(k))) > CHROMA_STEP
+        near = cv2.distanceTransform(sub ^ 1, cv2.DIST_L2, 3) <= r
+        cand = (cand & beyond & near).astype(np.uint8)
+        cand = cv2.morphologyEx(cand, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        m, lab = cv2.connectedComponents(sub | cand, connectivity=8)
+        keep = np.zeros(m, bool)
+        keep[np.unique(lab[sub > 0])] = True
+        keep[0] = False
+        out[by0:by1, bx0:bx1] |= cand & keep[lab].astype(np.uint8)
+    return out
+
+
+def _chroma(lin: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """Log colour with the lightness taken out, averaged over 0.25 cm (sensor and JPEG
+    noise): what a shade or a shadow leaves alone."""
+    k = max(1, round(0.25 * px_per_cm))
+    c = cv2.blur(_log(lin + NOISE_FLOOR), (k, k))
+    return c - c.mean(axis=2, keepdims=True)
 
 
 def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.ndarray:
@@ -391,6 +473,7 @@ class Outlines:
     def __init__(self, rect_lin: np.ndarray, px_per_cm: float,
                  floor_box: tuple[int, int, int, int]):
         self.shape = rect_lin.shape[:2]
+        self.lin = rect_lin  # kept for ``cube_masks`` (read only)
         self.px_per_cm = px_per_cm
         self.box = floor_box
         x0, y0, x1, y1 = floor_box

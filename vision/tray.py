@@ -19,6 +19,7 @@ A manual override (four corners, e.g. tapped on a snapshot) skips all of that.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -80,8 +81,12 @@ class TrayView:
         Principal point at the frame's centre, square pixels; the focal length is the one that
         makes the outline a rectangle (``rectangle_aspect``), or a typical lens when the view
         is too straight-on to tell. World: floor corner 0 at the origin, X along the long side,
-        Z up towards the camera, in cm.
+        Z up towards the camera, in cm. Worked out once per view (every blob asks).
         """
+        return self._camera
+
+    @cached_property
+    def _camera(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self.image_size is None:
             return None
         w, h = self.image_size
@@ -101,7 +106,10 @@ class TrayView:
         R = np.stack([r1, r2, r3], axis=1)
         if (-(R.T @ t))[2] < 0:  # +Z must point from the floor towards the camera
             R[:, 2] = -r3
-        return K, np.hstack([R, t[:, None]])
+        Rt = np.hstack([R, t[:, None]])
+        K.setflags(write=False)  # shared by every caller of this view
+        Rt.setflags(write=False)
+        return K, Rt
 
     def cube_footprint(self, x: float, y: float) -> float | None:
         """Area (rectified px) that a 1 cm cube standing at rectified (x, y) covers when its

@@ -178,3 +178,72 @@ def test_without_reference_a_lamps_hard_shadows_are_not_outlined_cubes():
     for cx, cy in centres:
         assert _at(strong, cx, cy)
         assert not _at(strong, cx - 22, cy + 12)  # the shadow's far corner
+
+
+def _near_wall_scene(wall=(150, 175, 205)) -> np.ndarray:
+    """The floor box's bottom side with a wall band beyond it (other light, same paint)."""
+    img = _canvas()
+    img[BOX[3]:] = wall
+    return img
+
+
+def test_without_reference_a_cube_across_the_side_is_continued_beyond_it():
+    img = _near_wall_scene()
+    # a red cube leaning on the near wall: two thirds of it beyond the outline's side
+    _cube(img, 150, BOX[3] + 3, (40, 40, 190))
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert _at(strong, 150, BOX[3] - 4)  # its part over the floor
+    assert _at(strong, 150, BOX[3] + 8)  # and beyond the side, continued
+    beyond = np.count_nonzero(strong[BOX[3]:])
+    assert 0.3 * PX * PX < beyond < 1.2 * PX * PX  # the cube's part, not the wall
+
+
+def test_without_reference_only_a_crossing_blob_of_the_same_paint_is_continued():
+    img = _near_wall_scene()
+    _cube(img, 150, BOX[3] + 3, (40, 40, 190))  # red, across the side
+    # beside it beyond the side, touching it: a green cube lying wholly on the rim
+    _cube(img, 150 + PX + 1, BOX[3] + 12, (40, 160, 60))
+    # and a blue one on the rim far from any blob over the floor
+    _cube(img, 60, BOX[3] + 10, (190, 80, 40))
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert _at(strong, 150, BOX[3] + 8)
+    assert not _at(strong, 150 + PX + 4, BOX[3] + 14)  # another paint: not the red cube's
+    assert not _at(strong, 60, BOX[3] + 10)  # not joined to anything over the floor
+
+
+def test_without_reference_continuation_skips_the_sides_it_is_told_to():
+    img = _near_wall_scene()
+    _cube(img, 150, BOX[3] + 3, (40, 40, 190))
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False, beyond=(0, 1, 3))
+    assert not _at(strong, 150, BOX[3] + 8)
+
+
+def test_without_reference_continuation_reaches_no_further_than_the_cube():
+    img = _near_wall_scene()
+    _cube(img, 150, BOX[3] - 4, (40, 40, 190))  # red, against the wall, across the side
+    # another red touching it from beyond (on the rim or the table, out of the tray)
+    _cube(img, 150, BOX[3] + 16, (40, 40, 190))
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert _at(strong, 150, BOX[3] + 3)  # the inner cube's own part beyond the side
+    assert not strong[BOX[3] + 10:].any()  # not the whole red run beyond it
+
+
+def test_masks_are_the_same_whether_the_outlines_are_passed_in_or_worked_out():
+    img = _near_wall_scene()
+    _cube(img, 150, BOX[3] + 3, (40, 40, 190))
+    _cube(img, 90, 100, (40, 160, 60), deg=30)
+    img = _noisy(img)
+    bg = floor_model(img, None, PX, BOX)
+    given, _ = cube_masks(img, bg, PX, BOX, have_reference=False,
+                          outlines=Outlines(to_linear(img), PX, BOX))
+    worked_out, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert np.count_nonzero(given) > PX * PX
+    assert np.array_equal(given, worked_out)

@@ -323,3 +323,18 @@ def test_the_band_beyond_the_mouth_is_the_hidden_side_only():
         x0, y0, x1, y1 = view.floor_box
         assert not mask[y0:y1, x0:x1].any() and mask.any()
         assert view.hidden == k
+
+
+def test_the_camera_is_worked_out_once_and_cannot_be_changed_by_a_caller():
+    view = view_from_corners([(200, 150), (900, 140), (1000, 560), (100, 580)],
+                             image_size=(1152, 648))
+    K, Rt = view.camera()
+    assert view.camera()[0] is K  # every blob asks: one answer per view
+    with pytest.raises(ValueError):
+        K[0, 0] = 1.0  # shared by every caller: read-only
+    with pytest.raises(ValueError):
+        Rt[0, 3] = 1.0
+    # a different view has its own camera
+    other = view_from_corners([(100, 100), (900, 100), (900, 600), (100, 600)],
+                              image_size=(1152, 648))
+    assert other.camera()[0] is not K
