@@ -50,6 +50,8 @@ class WatcherConfig:
 class VisionConfig:
     empty_reference: str = ""  # picture of the empty tray; calibration sets it
     picture_width: int = 960  # width of the annotated picture sent to phones
+    # keep a tray read empty with certainty as the empty-tray reference (fresh light, no button)
+    auto_empty_reference: bool = True
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from firmware.sources import (
     open_source,
 )
 from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
-from vision import VisionError, count_cubes, load_image
+from vision import TrayReading, VisionError, count_cubes, load_image
 from vision.overlay import encode_jpeg, tray_picture
 from vision.settle import SettleDetector
 
@@ -80,11 +80,14 @@ class Reader:
     reference: np.ndarray | None = None
     picture_width: int = 960
     bounds: Callable[[], dict[str, int] | None] = lambda: None  # what the game allows
+    # told of every reading with its frame (the empty-tray keeper listens here)
+    on_reading: Callable[[np.ndarray, TrayReading], None] = lambda image, reading: None
 
     def __call__(self, image: np.ndarray) -> Outcome:
         started = time.perf_counter()
         reading = count_cubes(image, self.reference, bounds=self.bounds())
         ms = (time.perf_counter() - started) * 1000
+        self.on_reading(image, reading)
         picture = encode_jpeg(tray_picture(image, reading), max_width=self.picture_width)
         return Outcome({**reading.to_dict(), "ms": round(ms, 1)}, picture)
 
@@ -170,13 +173,42 @@ class Device:
         frame = self.watcher.last_frame
         if frame is None:
             raise CalibrationError("no picture from the camera yet; wait a moment and try again")
-        path = self.config.data_path / "empty.jpg"
-        save_image_atomically(path, frame.image)
-        self.watcher.read_frame.reference = frame.image
-        self.watcher.trigger.set_reference(frame.image)
+        path = self._use_as_empty(frame.image)
         seen = count_cubes(frame.image).total
         log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
         return {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
+
+    def _use_as_empty(self, image: np.ndarray) -> Path:
+        path = self.config.data_path / "empty.jpg"
+        save_image_atomically(path, image)
+        self.watcher.read_frame.reference = image
+        self.watcher.trigger.set_reference(image)
+        return path
+
+    def keep_if_empty(self, image: np.ndarray, reading: TrayReading) -> bool:
+        """A tray read empty with certainty becomes the empty-tray reference.
+
+        Why: the counter is far surer with the empty tray beside the frame, and players forget
+        to calibrate; the tray is emptied every phase, so the reference also follows the
+        evening's light and a nudged camera. Only a reading with nothing to doubt counts: no
+        cube, no warning, and, when a reference was in use, the frame read empty without it
+        too (a cube baked into the reference would hide that cube from then on).
+        """
+        if not self.config.vision.auto_empty_reference or isinstance(self.source, DemoSource):
+            return False  # the demo replays another table: its frames are no reference here
+        if reading.total or reading.uncertain or reading.warnings:
+            return False
+        if self.watcher.read_frame.reference is not None:
+            alone = count_cubes(image)
+            if alone.total or alone.uncertain or alone.warnings:
+                return False
+        try:
+            path = self._use_as_empty(image)
+        except (OSError, CalibrationError) as exc:
+            log.warning("could not keep the empty tray as reference: %s", exc)
+            return False
+        log.info("the tray was read empty: kept as the empty-tray reference (%s)", path)
+        return True
 
     def app(self):
         hooks = DeviceHooks(
@@ -212,7 +244,9 @@ def build_device(
         on_next=lambda: game_button(lambda: confirm_latest(board, table), mirror),
         pin_factory=pin_factory,
     )
-    return Device(config, source, store, hub, board, table, watcher, mirror.panel)
+    device = Device(config, source, store, hub, board, table, watcher, mirror.panel)
+    reader.on_reading = device.keep_if_empty
+    return device
 
 
 def confirm_latest(board: TrayBoard, table: GameTable) -> dict:

@@ -1,6 +1,7 @@
 """The composed device with gpiozero's mock pins: buttons reach the loop, LEDs follow status."""
 
 import shutil
+from dataclasses import replace
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -8,6 +9,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from firmware.config import Config, with_overrides
 from firmware.service import build_device, choose_source
 from firmware.sources import DEMO_DIR, DemoSource, FolderSource
+from vision import Cube
 
 
 @pytest.fixture
@@ -116,3 +118,76 @@ def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
     assert response.get_json()["saved"] == str(saved) and saved.is_file()
     assert device.watcher.read_frame.reference is not None
     assert not saved.with_suffix(".partial").exists()
+
+
+def _empty_tray_read(device, frames, name="empty.jpg"):
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / name)
+    assert device.watcher.step() is True
+    return device.config.data_path / "empty.jpg"
+
+
+def test_a_tray_read_empty_with_certainty_becomes_the_reference(device):
+    device, frames, _ = device
+    assert device.watcher.read_frame.reference is None
+    saved = _empty_tray_read(device, frames)
+    assert saved.is_file()
+    assert device.watcher.read_frame.reference is not None
+    assert device.board.latest()["total"] == 0
+
+
+def test_a_tray_with_cubes_is_never_kept_as_the_reference(device):
+    device, frames, _ = device
+    shutil.copy(DEMO_DIR / "drop11.jpg", frames / "a.jpg")
+    assert device.watcher.step() is True
+    assert device.board.latest()["total"] > 0
+    assert device.watcher.read_frame.reference is None
+    assert not (device.config.data_path / "empty.jpg").exists()
+
+
+def test_the_reference_is_refreshed_only_when_the_frame_reads_empty_without_it_too(
+    device, monkeypatch
+):
+    device, frames, _ = device
+    first = _empty_tray_read(device, frames, "a.jpg").stat().st_mtime_ns
+    kept = device.watcher.read_frame.reference
+    # a second opinion (the frame read without the reference) that sees a cube: keep the old one
+    import firmware.service as service
+
+    real = service.count_cubes
+
+    def doubting(image, reference=None, **kw):
+        reading = real(image, reference, **kw)
+        if reference is None:
+            return replace(reading, cubes=(Cube("red", 500.0, 300.0, 0.9, False),))
+        return reading
+
+    monkeypatch.setattr(service, "count_cubes", doubting)
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "b.jpg")
+    assert device.watcher.step() is True
+    assert device.watcher.read_frame.reference is kept
+    assert (device.config.data_path / "empty.jpg").stat().st_mtime_ns == first
+
+
+def test_keeping_the_empty_tray_can_be_switched_off(tmp_path, factory):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    config = replace(config, vision=replace(config.vision, auto_empty_reference=False))
+    device = build_device(config, FolderSource(frames), pin_factory=factory)
+    try:
+        _empty_tray_read(device, frames)
+        assert device.watcher.read_frame.reference is None
+        assert not (tmp_path / "data" / "empty.jpg").exists()
+    finally:
+        device.stop()
+
+
+def test_the_demo_replay_never_writes_a_reference_for_the_real_camera(tmp_path, factory):
+    config = with_overrides(Config(), data_dir=str(tmp_path))
+    device = build_device(config, DemoSource(), pin_factory=factory)
+    try:
+        for _ in range(13):  # the whole replay, its empty tray and a drop read empty among it
+            device.watcher.step()
+        assert not (tmp_path / "empty.jpg").exists()
+    finally:
+        device.stop()
