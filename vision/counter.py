@@ -55,6 +55,11 @@ SCALE_PRIOR = 0.5
 REACH_CM = 0.85
 CORE_CM = 0.6
 CORE_AREA_CM2 = 0.3
+# A cube's side is at most SIDE_LIGHT times as bright as its top (a lamp 20 degrees above the
+# floor lights a side 2.7 times as much as a top); nothing but a cube is BRIGHTER than the floor
+# (a shadow darkens; noise and the tone match err by a few per cent).
+SIDE_LIGHT = 3.0
+BRIGHTER = 1.1
 # A faint blob is a cube only if sharp edges run along this share of its outline.
 OUTLINED_SHARE = 0.4
 # Cube models: a projected 1 cm cube (its top, the sides the camera sees, and the halo) is tried
@@ -355,6 +360,10 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             rest = _unexplained(b.mask, mine, view.px_per_cm, cube_area)
             n = len(mine) + len(rest)
             seeds = np.concatenate([mine, rest]) if n > 1 else None
+        elif len(mine) == 1 and n == 1:
+            other = _brighter_beyond(b.mask, mine[0], rect_lin, bg_lin, view.px_per_cm)
+            if other is not None:  # another cube, too little of it in view for its area
+                n, seeds = 2, np.array([mine[0], other])
     unsure = abs(est - n) > 0.35 or est < 0.45
     # counted by area alone, and its cube-wide cores say otherwise
     unsure = unsure or (seeds is None and not _cores_agree(b.mask, n, view.px_per_cm))
@@ -392,6 +401,33 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             "why": why,
         })
     return out
+
+
+def _brighter_beyond(mask: np.ndarray, face, rect_lin: np.ndarray, bg_lin: np.ndarray,
+                     px_per_cm: float) -> np.ndarray | None:
+    """The centre (x, y) of another cube's part in a blob with one top face, or None.
+
+    A cube's faces share its paint: a side is at most ``SIDE_LIGHT`` times as bright as its
+    top (a low lamp grazing the side), and a shadow is darker than the floor. So where a blob
+    is brighter than the floor in some channel *and* more than that factor brighter than the
+    top face's cube, beyond that cube's reach (``REACH_CM``), over at least ``CORE_AREA_CM2``
+    (as any piece a top face leaves), another cube stands: a white cube beside a black one, cut
+    by the view's edge, too little of it in view for its area to count (s000/drop08)."""
+    h, w = mask.shape
+    fx, fy = face
+    yy, xx = np.mgrid[0:h, 0:w]
+    d2 = (xx - fx) ** 2 + (yy - fy) ** 2
+    ratio = rect_lin / np.maximum(bg_lin, 1e-4)
+    top = d2 <= (0.3 * px_per_cm) ** 2
+    if np.count_nonzero(top & mask) < 5:
+        return None
+    top_ratio = np.median(ratio[top & mask], axis=0)
+    bright = np.any((ratio > BRIGHTER) & (ratio > SIDE_LIGHT * top_ratio), axis=2)
+    far = mask & bright & (d2 > (REACH_CM * px_per_cm) ** 2)
+    if np.count_nonzero(far) < CORE_AREA_CM2 * px_per_cm**2:
+        return None
+    ys, xs = np.nonzero(far)
+    return np.array([xs.mean(), ys.mean()])
 
 
 def _fitted(b, origin, view, tops, centroid, cube_area: float) -> np.ndarray | None:

@@ -89,3 +89,35 @@ def test_the_fit_is_heard_only_when_decisive():
     near = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 133, 100 + CUBE))
     b = _blob(near)
     assert _fitted(b, (0, 0), view, None, b.centroid, area) is None
+
+
+# --- a part brighter than the floor beside a dark top face is another cube (vision.counter) ---
+
+def _scene(other: float):
+    """A black cube's top (face at (20, 20)) and, beyond its reach, a strip of ``other``
+    (linear light) on a floor of 0.5: rectified crops as ``_cubes_in`` sees them."""
+    mask = np.zeros((40, 60), bool)
+    mask[8:32, 8:32] = True  # the black cube's top and sides
+    mask[8:32, 32:44] = True  # what lies beside it, 0.6 cm wide
+    rect = np.full((40, 60, 3), 0.5, np.float32)
+    rect[8:32, 8:32] = 0.03
+    rect[8:32, 32:44] = other
+    return mask, rect, np.full((40, 60, 3), 0.5, np.float32)
+
+
+def test_a_bright_part_beside_a_dark_top_is_another_cube():
+    from vision.counter import _brighter_beyond
+    mask, rect, floor = _scene(0.8)  # a white cube's part, brighter than the floor
+    got = _brighter_beyond(mask, (20.0, 20.0), rect, floor, PPC)
+    assert got is not None and got[0] > 32
+    # the same part as dark as a shadow, or lit like the floor: nothing but a cube's own
+    for other in (0.25, 0.52):
+        mask, rect, floor = _scene(other)
+        assert _brighter_beyond(mask, (20.0, 20.0), rect, floor, PPC) is None
+
+
+def test_a_cubes_own_lit_side_is_not_another_cube():
+    from vision.counter import _brighter_beyond
+    mask, rect, floor = _scene(0.7)
+    rect[8:32, 8:32] = (0.4, 0.45, 0.3)  # a pale top: its side may well be brighter than the floor
+    assert _brighter_beyond(mask, (20.0, 20.0), rect, floor, PPC) is None
