@@ -331,7 +331,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
 
 def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     """The cubes in one blob: how many (area, cube-wide cores, top faces), where, and their
-    colour."""
+    colour. A blob whose count is unsure asks projected cube models fitted to it
+    (``_fitted``); one top face beside a part no paint of its cube can show is two cubes
+    (``_brighter_beyond``)."""
     est = b.area / cube_area
     if b.weak and est < 0.5:
         return []  # a faint small change: a crumb of shadow, not a cube
