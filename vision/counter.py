@@ -297,14 +297,19 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         others = np.delete(c["d"], k)
         far = c["d"][k] > FAR_SD
         between = c["d"][k] > float(others.min()) - BETWEEN_SD
-        if c["ambiguous"] or far or between:
+        # a black piece with no top face of its own beside another cube may be its shadow
+        shadow = COLOURS[k] == "black" and c.get("bare", False)
+        if c["ambiguous"] or far or between or shadow:
             conf *= 0.6
         x, y = c["xy"]
-        unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between
+        unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between or shadow
         if unsure:
             second = COLOURS[int(np.argsort(c["p"])[-2])]
             if c["why"] == "split":
                 warnings.append(f"a blob near ({x:.0f}, {y:.0f}) could not be split with certainty")
+            elif shadow and c["why"] is None:
+                warnings.append(f"a black cube near ({x:.0f}, {y:.0f}), or the shadow of the "
+                                "cube beside it?")
             elif c["why"] == "faint":
                 warnings.append(f"something faint near ({x:.0f}, {y:.0f}) may be a {COLOURS[k]} "
                                 "cube or a shadow")
@@ -387,7 +392,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         why = "shape"
     out = []
     inner = _interior(b.mask, view.px_per_cm)
-    for m in split_blob(b, n, seeds=seeds):
+    pieces = split_blob(b, n, seeds=seeds)
+    for m in pieces:
         ys, xs = np.nonzero(m)
         if len(xs) == 0:
             continue
@@ -401,8 +407,21 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             "xy": (float(x), float(y)),
             "ambiguous": why is not None,
             "why": why,
+            # one of several pieces, with no whole top face of its own: named black, it may
+            # be a shadow (a shadow has no top face)
+            "bare": len(pieces) > 1 and not _holds_face(m, tops),
         })
     return out
+
+
+def _holds_face(m: np.ndarray, tops) -> bool:
+    """Whether a piece (on the blob's box) holds one of the top faces (box px)."""
+    if tops is None or len(tops) == 0:
+        return False
+    h, w = m.shape
+    ix = np.round(tops).astype(int)
+    ok = (ix[:, 0] >= 0) & (ix[:, 0] < w) & (ix[:, 1] >= 0) & (ix[:, 1] < h)
+    return bool(np.any(m[ix[ok][:, 1], ix[ok][:, 0]]))
 
 
 def _brighter_beyond(mask: np.ndarray, face, rect_lin: np.ndarray, bg_lin: np.ndarray,
