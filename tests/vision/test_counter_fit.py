@@ -1,0 +1,157 @@
+"""Cube models fitted to a blob (vision.counter._fit_cubes, _fitted) on drawn masks.
+
+A straight-down view without a known lens: each model is a 1 cm base square (20 px) plus the
+halo, so the expected answers follow from the drawing alone.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import synth
+
+from vision.counter import _fit_cubes, _fitted, count_cubes
+from vision.segment import Blob
+from vision.tray import view_from_corners
+
+PPC = 20.0
+
+
+def _view():
+    corners = [(100, 100), (420, 100), (420, 300), (100, 300)]  # 16 x 10 cm at 20 px/cm
+    return view_from_corners(corners, px_per_cm=PPC)
+
+
+def _mask(view, *boxes):
+    """A blob of axis-aligned boxes (x0, y0, x1, y1), rectified px, ends exclusive."""
+    w, h = view.size
+    m = np.zeros((h, w), bool)
+    for x0, y0, x1, y1 in boxes:
+        m[max(0, y0):y1, max(0, x0):x1] = True
+    return m
+
+
+def _blob(mask):
+    ys, xs = np.nonzero(mask)
+    x0, y0 = int(xs.min()), int(ys.min())
+    return Blob(mask=mask, area=float(mask.sum()), centroid=(float(xs.mean()), float(ys.mean())),
+                bbox=(x0, y0, int(xs.max()) - x0 + 1, int(ys.max()) - y0 + 1))
+
+
+def _fit(view, mask, faces=()):
+    return _fit_cubes(mask, (0, 0), view, np.array(faces, np.float64).reshape(-1, 2))
+
+
+CUBE = 23  # px: the 1 cm base plus the halo on both sides
+
+
+def test_a_shadow_remnant_is_no_cube_but_a_half_hidden_cube_is():
+    view = _view()
+    # a cube and a strip of its shadow a fifth of a cube wide beside it
+    shadow = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 128, 100 + CUBE))
+    centres, miss, _ = _fit(view, shadow)
+    assert len(centres) == 1 and miss < 0.25
+    # a second cube 0.7 of it showing beside the first (the rest hidden behind it)
+    hidden = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 139, 100 + CUBE))
+    centres, _, weakest = _fit(view, hidden)
+    assert len(centres) == 2 and weakest >= 0.5
+
+
+def test_a_cube_cut_by_the_views_edge_is_judged_by_what_the_view_shows():
+    view = _view()
+    # a strip 9 px deep (0.4 of a cube) at the view's top edge: the rest of that cube lies
+    # beyond the view, so what the view shows of it is all blob
+    strip = (120, 0, 120 + CUBE, 9)
+    centres, _, weakest = _fit(view, _mask(view, strip))
+    assert len(centres) == 1 and weakest > 0.75  # decisively one cube
+    assert centres[0, 1] < 9  # the footprint's centre in the view
+    # the same strip in the middle of the view: a shadow's or a halo's size, not a cube
+    centres, miss, _ = _fit(view, _mask(view, (120, 100, 120 + CUBE, 109)))
+    assert len(centres) == 0 and miss < 0.5
+
+
+def test_top_faces_place_their_cubes():
+    view = _view()
+    pair = _mask(view, (150, 120, 150 + 2 * CUBE, 120 + CUBE))  # two cubes side by side
+    faces = [(161.5, 131.5), (184.5, 131.5)]
+    centres, _, _ = _fit(view, pair, faces)
+    assert len(centres) == 2
+    for fx, fy in faces:
+        assert np.hypot(centres[:, 0] - fx, centres[:, 1] - fy).min() < 3
+
+
+def test_the_fit_is_heard_only_when_decisive():
+    view = _view()
+    area = float(CUBE * CUBE)
+    clear = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 128, 100 + CUBE))
+    b = _blob(clear)
+    fit = _fitted(b, (0, 0), view, None, b.centroid, area)
+    assert fit is not None and len(fit) == 1
+    # a remnant of 0.45 of a cube: near the bar, so the fit says nothing
+    near = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 133, 100 + CUBE))
+    b = _blob(near)
+    assert _fitted(b, (0, 0), view, None, b.centroid, area) is None
+
+
+# --- a part brighter than the floor beside a dark top face is another cube (vision.counter) ---
+
+def _scene(other: float):
+    """A black cube's top (face at (20, 20)) and, beyond its reach, a strip of ``other``
+    (linear light) on a floor of 0.5: rectified crops as ``_cubes_in`` sees them."""
+    mask = np.zeros((40, 60), bool)
+    mask[8:32, 8:32] = True  # the black cube's top and sides
+    mask[8:32, 32:44] = True  # what lies beside it, 0.6 cm wide
+    rect = np.full((40, 60, 3), 0.5, np.float32)
+    rect[8:32, 8:32] = 0.03
+    rect[8:32, 32:44] = other
+    return mask, rect, np.full((40, 60, 3), 0.5, np.float32)
+
+
+def test_a_bright_part_beside_a_dark_top_is_another_cube():
+    from vision.counter import _brighter_beyond
+    mask, rect, floor = _scene(0.8)  # a white cube's part, brighter than the floor
+    got = _brighter_beyond(mask, (20.0, 20.0), rect, floor, PPC)
+    assert got is not None and got[0] > 32
+    # the same part as dark as a shadow, or lit like the floor: nothing but a cube's own
+    for other in (0.25, 0.52):
+        mask, rect, floor = _scene(other)
+        assert _brighter_beyond(mask, (20.0, 20.0), rect, floor, PPC) is None
+
+
+def test_a_cubes_own_lit_side_is_not_another_cube():
+    from vision.counter import _brighter_beyond
+    mask, rect, floor = _scene(0.7)
+    rect[8:32, 8:32] = (0.4, 0.45, 0.3)  # a pale top: its side may well be brighter than the floor
+    assert _brighter_beyond(mask, (20.0, 20.0), rect, floor, PPC) is None
+
+
+# --- a lamp's hard, cube-wide shadow beside a lone cube (end to end, drawn scene) ---
+
+def _with_hard_shadow(scene, dx_cm: float, dy_cm: float, dark: float):
+    """The scene's frame with its one cube's hard shadow (a point lamp) drawn on the floor:
+    the cube's base swept by (dx, dy) cm, the floor there darkened to ``dark``."""
+    frame, truth = synth.render(scene)
+    ref, _ = synth.render(scene, with_cubes=False)
+    _, x, y, deg = scene.cubes[0]
+    x0, y0 = synth.TRAY_ORIGIN_CM
+    sq = synth._square((x0 + x) * synth.S, (y0 + y) * synth.S, deg, 0.5 * synth.S)
+    swept = np.vstack([sq, sq + np.array([dx_cm, dy_cm]) * synth.S]).astype(np.float32)
+    hull = cv2.convexHull(swept).reshape(-1, 1, 2)
+    px = cv2.perspectiveTransform(hull, synth._camera(scene)).reshape(-1, 2)
+    m = np.zeros(frame.shape[:2], np.uint8)
+    cv2.fillPoly(m, [np.round(px).astype(np.int32)], 1)
+    floor = np.abs(frame.astype(int) - ref.astype(int)).max(axis=2) < 25  # not the cube
+    sh = (m > 0) & floor
+    frame[sh] = (frame[sh] * dark).astype(np.uint8)
+    return frame, ref, truth
+
+
+def test_a_hard_shadow_read_as_a_black_cube_says_so():
+    scene = synth.Scene(cubes=[("red", 8.0, 5.0, 15.0)])
+    frame, ref, truth = _with_hard_shadow(scene, 0.9, 0.5, 0.35)
+    reading = count_cubes(frame, ref)
+    assert reading.counts["red"] == 1
+    if reading.counts != synth.counts(truth):
+        # as dark as black paint and as wide as a cube: it may be counted, never quietly
+        assert reading.uncertain
+        assert any("shadow" in w for w in reading.warnings)
