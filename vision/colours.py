@@ -508,7 +508,9 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
     if not high.any() or any(f is None for f in floors):
         return over
     f = np.maximum(np.asarray(floors, np.float32).reshape(-1, 3), 1e-4)
-    clean = f < CLIPPED
+    # a censored channel bounds nothing, itself least: under its median full scale (0.93)
+    # may still hide a clipped share, and paired with itself it would bound it at the margin
+    clean = (f < CLIPPED) & ~high
     for i, j in np.argwhere(high):
         for u in np.nonzero(clean[i])[0]:
             both = clean[:, j] & clean[:, u]
