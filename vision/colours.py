@@ -413,15 +413,41 @@ class ColourModel:
             dist = np.minimum(dist, self._glare_distances(ratios, gains, low, over, glare, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
+        hinges = self._light_hinges(cubes, ratios, gains, low, over, veil, dist[0])
         warnings = []
         for i, c in enumerate(cubes):
             c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], dist[0, i], gains
             c["veil"] = veil
+            c["light_unsure"] = bool(hinges[i])
             if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
                 x, y = c["xy"]
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
                                 "the floor around it: its colour is hard to tell")
         return warnings
+
+    def _light_hinges(self, cubes, ratios, gains, low, over, veil, dist) -> np.ndarray:
+        """Per cube, whether its name hangs on light the floor reading cannot give (bool).
+
+        A cube's ratio reads its light off the floor the camera sees behind it. Where that
+        floor is unevenly lit (``floor_spread``: a shadow edge behind the cube, the tower's
+        mouth), the light on the cube lies anywhere between the floor's darker and brighter
+        parts, about half the spread either way of what was divided by. Beyond the share
+        the naming already allows every top (``SHADE_SIGMA``), the cube is named again at
+        both ends of that range; a name that changes there is a guess, however far the other
+        colours come out at the middle (s004/drop07 without a reference: a white cube at the
+        mouth read brown, 3.97 spreads off, just inside the "unlike every colour" bar).
+        """
+        half = 0.5 * np.array([float(c.get("floor_spread", 0.0)) for c in cubes], np.float32)
+        out = np.zeros(len(cubes), bool)
+        idx = np.nonzero(half > SHADE_SIGMA)[0]
+        if len(idx) == 0:
+            return out
+        name = dist[idx].argmin(axis=1)
+        for sign in (-1.0, 1.0):
+            r = ratios[idx] * np.exp(sign * half[idx])[:, None]
+            d = self.shaded_distances(r, gains, low[idx], over[idx], veil)
+            out[idx] |= d.argmin(axis=1) != name
+        return out
 
     def to_dict(self) -> dict:
         return {
@@ -482,7 +508,9 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
     if not high.any() or any(f is None for f in floors):
         return over
     f = np.maximum(np.asarray(floors, np.float32).reshape(-1, 3), 1e-4)
-    clean = f < CLIPPED
+    # a censored channel bounds nothing, itself least: under its median full scale (0.93)
+    # may still hide a clipped share, and paired with itself it would bound it at the margin
+    clean = (f < CLIPPED) & ~high
     for i, j in np.argwhere(high):
         for u in np.nonzero(clean[i])[0]:
             both = clean[:, j] & clean[:, u]

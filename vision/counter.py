@@ -299,10 +299,12 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         between = c["d"][k] > float(others.min()) - BETWEEN_SD
         # a black piece with no top face of its own beside another cube may be its shadow
         shadow = COLOURS[k] == "black" and c.get("bare", False)
-        if c["ambiguous"] or far or between or shadow:
+        # the name changes within the light the uneven floor behind it leaves open
+        light = c.get("light_unsure", False)
+        if c["ambiguous"] or far or between or shadow or light:
             conf *= 0.6
         x, y = c["xy"]
-        unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between or shadow
+        unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between or shadow or light
         if unsure:
             second = COLOURS[int(np.argsort(c["p"])[-2])]
             if c["why"] == "split":
@@ -322,6 +324,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             elif c["why"] == "edge":
                 warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tray's "
                                 "edge: in the tray or on its rim?")
+            elif light and not between:
+                warnings.append(f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]}, but the "
+                                "light changes sharply around it: its colour is hard to tell")
             elif far and not between:
                 warnings.append(f"a cube near ({x:.0f}, {y:.0f}) is named {COLOURS[k]} but is "
                                 "unlike every cube colour (light or print unusual?)")

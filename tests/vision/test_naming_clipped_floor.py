@@ -97,3 +97,20 @@ def test_a_floor_unlike_the_frames_keeps_the_one_stop_bound():
     cubes[-1] = dict(cubes[-1], floor=np.array([0.1, 1.0, 1.0], np.float32))
     over = floor_over(cubes, np.array([c["high"] for c in cubes]))
     assert over[-1].tolist() == [1.0, FLOOR_OVER, FLOOR_OVER]
+
+
+def test_a_partly_clipped_floor_is_not_bounded_by_its_own_reading():
+    """Under the cube's brighter half 45 % of the floor's red is clipped: red is censored
+    there, though its median (0.93) lies just under full scale. Only the floor's other
+    channels can bound it (the frame's floors run up to twice as red as green, so a red up to
+    2.5 x the green is possible); its own clipped reading bounds nothing (it once did, at the
+    margin 1.25 over itself)."""
+    floors = [(0.3, 0.45, 0.9), (0.3, 0.4, 0.8), (0.25, 0.4, 0.6), (0.2, 0.5, 0.55)]
+    cubes = [{"floor": np.array(f, np.float32)} for f in floors]
+    cubes[0]["floor"] = np.array((0.45, 0.5, 0.93), np.float32)
+    high = np.zeros((len(cubes), 3), bool)
+    high[0, 2] = True
+    over = floor_over(cubes, high)
+    assert over[0, 2] > 1.3
+    assert over[0, 2] <= 0.5 * 2.0 * colours.FLOOR_HUE_MARGIN / 0.93 + 1e-6
+    assert np.all(over[1:] == 1.0)
