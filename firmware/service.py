@@ -26,6 +26,7 @@ from companion.tray import TrayBoard
 from companion.web.app import DeviceHooks, create_app
 from firmware.config import Config
 from firmware.panel import NullPanel, Panel, open_panel
+from firmware.session import CONFIRMED_DROPS, SessionCalibration, parse_corners
 from firmware.sources import (
     DEMO_DIR,
     DemoSource,
@@ -36,6 +37,7 @@ from firmware.sources import (
 )
 from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
 from vision import TrayReading, VisionError, count_cubes, load_image
+from vision.calibration import Calibration
 from vision.overlay import encode_jpeg, tray_picture
 from vision.settle import SettleDetector
 
@@ -80,13 +82,18 @@ class Reader:
     reference: np.ndarray | None = None
     picture_width: int = 960
     bounds: Callable[[], dict[str, int] | None] = lambda: None  # what the game allows
+    calibration: Callable[[], Calibration | None] = lambda: None  # tapped corners, colours
     # told of every reading with its frame (the empty-tray keeper listens here)
     on_reading: Callable[[np.ndarray, TrayReading], None] = lambda image, reading: None
+    last_read: np.ndarray | None = None  # the frame behind the latest reading
 
     def __call__(self, image: np.ndarray) -> Outcome:
         started = time.perf_counter()
-        reading = count_cubes(image, self.reference, bounds=self.bounds())
+        reading = count_cubes(
+            image, self.reference, bounds=self.bounds(), calibration=self.calibration()
+        )
         ms = (time.perf_counter() - started) * 1000
+        self.last_read = image
         self.on_reading(image, reading)
         picture = encode_jpeg(tray_picture(image, reading), max_width=self.picture_width)
         return Outcome({**reading.to_dict(), "ms": round(ms, 1)}, picture)
@@ -147,6 +154,7 @@ class Device:
     table: GameTable
     watcher: TrayWatcher
     panel: Panel | NullPanel
+    session: SessionCalibration
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
@@ -174,7 +182,7 @@ class Device:
         if frame is None:
             raise CalibrationError("no picture from the camera yet; wait a moment and try again")
         path = self._use_as_empty(frame.image)
-        seen = count_cubes(frame.image).total
+        seen = count_cubes(frame.image, calibration=self.session.calibration).total
         log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
         return {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
 
@@ -199,7 +207,7 @@ class Device:
         if reading.total or reading.uncertain or reading.warnings:
             return False
         if self.watcher.read_frame.reference is not None:
-            alone = count_cubes(image)
+            alone = count_cubes(image, calibration=self.session.calibration)
             if alone.total or alone.uncertain or alone.warnings:
                 return False
         try:
@@ -210,9 +218,46 @@ class Device:
         log.info("the tray was read empty: kept as the empty-tray reference (%s)", path)
         return True
 
+    def set_corners(self, value) -> dict:
+        """Tray corners tapped on the camera's picture (None: find the tray automatically)."""
+        frame = self.watcher.last_frame
+        if frame is None:
+            raise CalibrationError("no picture from the camera yet; wait a moment and try again")
+        height, width = frame.image.shape[:2]
+        corners = None if value is None else parse_corners(value, (width, height))
+        result = self.session.set_corners(corners, frame.image)
+        self.watcher.request_read()
+        return result
+
+    def camera_picture(self) -> bytes | None:
+        """The camera's whole latest frame as JPEG, for tapping the tray's corners."""
+        frame = self.watcher.last_frame
+        return None if frame is None else encode_jpeg(frame.image, max_width=frame.image.shape[1])
+
+    def learn_from_game(self, snapshot: dict) -> None:
+        """A drop the players just confirmed teaches the counter this table's colours; a new
+        game starts them afresh. Never lets a problem here spoil the players' command."""
+        history = snapshot.get("history") or []
+        if not history:
+            return
+        latest = history[-1]
+        try:
+            if latest["type"] == "players_seated":
+                self.session.forget_colours()
+            elif latest["type"] in CONFIRMED_DROPS and latest.get("in_force", True):
+                frame = self.watcher.read_frame.last_read
+                if frame is not None:
+                    self.session.learn(frame, latest["tray"], self.watcher.read_frame.reference)
+        except Exception:  # the game's command has landed; calibration is a bonus
+            log.exception("could not learn from the confirmed drop")
+
     def app(self):
         hooks = DeviceHooks(
-            read_now=self.watcher.request_read, calibrate_empty=self.calibrate_empty
+            read_now=self.watcher.request_read,
+            calibrate_empty=self.calibrate_empty,
+            set_corners=self.set_corners,
+            camera_picture=self.camera_picture,
+            calibration_status=self.session.status,
         )
         return create_app(self.board, self.hub, hooks, self.table)
 
@@ -228,7 +273,13 @@ def build_device(
     board = TrayBoard(store, hub)
     table = GameTable(store, hub)
     reference = empty_reference_for(config, source)
-    reader = Reader(reference, config.vision.picture_width, table.vision_bounds)
+    session = SessionCalibration(config.data_path / "calibration.json")
+    reader = Reader(
+        reference,
+        config.vision.picture_width,
+        table.vision_bounds,
+        calibration=lambda: session.calibration,
+    )
     mirror = PanelMirror(board, NullPanel("not opened yet"))
     watcher = TrayWatcher(
         source,
@@ -244,8 +295,9 @@ def build_device(
         on_next=lambda: game_button(lambda: confirm_latest(board, table), mirror),
         pin_factory=pin_factory,
     )
-    device = Device(config, source, store, hub, board, table, watcher, mirror.panel)
+    device = Device(config, source, store, hub, board, table, watcher, mirror.panel, session)
     reader.on_reading = device.keep_if_empty
+    table.on_change(device.learn_from_game)
     return device
 
 

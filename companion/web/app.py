@@ -28,6 +28,11 @@ class DeviceHooks:
 
     read_now: Callable[[], None] | None = None
     calibrate_empty: Callable[[], dict] | None = None
+    # tray corners tapped on the camera's picture: [[x, y] * 4], or None for automatic;
+    # ValueError for corners that cannot be a tray, RuntimeError when it cannot be done now
+    set_corners: Callable[[list | None], dict] | None = None
+    camera_picture: Callable[[], bytes | None] | None = None  # the whole frame, JPEG
+    calibration_status: Callable[[], dict] | None = None
 
 
 def sse_message(kind: str, data: dict) -> str:
@@ -94,6 +99,36 @@ def create_app(
             return jsonify(hooks.calibrate_empty())
         except RuntimeError as exc:
             return jsonify(error=str(exc)), 409
+
+    @app.get("/api/calibration")
+    def api_calibration():
+        if hooks.calibration_status is None:
+            return jsonify(error="this device has no camera to calibrate"), 503
+        return jsonify(hooks.calibration_status())
+
+    @app.post("/api/calibrate/corners")
+    def api_calibrate_corners():
+        if hooks.set_corners is None:
+            return jsonify(error="this device has no camera to calibrate"), 503
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict) or "corners" not in body:
+            return jsonify(error='send {"corners": [[x, y], [x, y], [x, y], [x, y]]} '
+                                 'or {"corners": null} for the automatic tray finder'), 400
+        try:
+            return jsonify(hooks.set_corners(body["corners"]))
+        except ValueError as exc:
+            return jsonify(error=str(exc)), 400
+        except RuntimeError as exc:
+            return jsonify(error=str(exc)), 409
+
+    @app.get("/api/camera/picture.jpg")
+    def api_camera_picture():
+        picture = hooks.camera_picture() if hooks.camera_picture else None
+        if picture is None:
+            return jsonify(error="no picture from the camera yet"), 404
+        response = Response(picture, mimetype="image/jpeg")
+        response.headers["Cache-Control"] = "no-store"
+        return response
 
     @app.get("/api/status")
     def api_status():

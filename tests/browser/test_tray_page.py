@@ -60,3 +60,39 @@ def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
     )
     assert (device.config.data_path / "empty.jpg").is_file()
     page.close()
+
+
+def test_tray_corners_tapped_on_the_camera_picture(served, browser):
+    url, frames, device = served
+    shutil.copy(DEMO_DIR / "drop04.jpg", frames / "a.jpg")
+    corners = [[423, 115], [830, 243], [740, 535], [329, 404]]  # the demo tray's floor
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    page.click("summary:has-text('Calibrate')")
+    page.click("#corners-start")
+    page.wait_for_function(
+        "document.getElementById('corners-picture').naturalWidth > 0", timeout=15000
+    )
+    box = page.locator("#corners-picture").bounding_box()
+    natural = page.evaluate("document.getElementById('corners-picture').naturalWidth")
+    scale = box["width"] / natural
+    for x, y in corners:  # taps where the tray's corners show on this screen
+        page.locator("#corners-picture").click(position={"x": x * scale, "y": y * scale})
+    assert page.locator(".corner-mark").count() == 4
+    page.click("#corners-save")
+    page.wait_for_function(
+        "document.getElementById('corners-result').textContent.startsWith('Saved')",
+        timeout=15000,
+    )
+    saved = device.session.status()["corners"]
+    tolerance = 1.5 / scale  # one screen pixel of tap, in the picture's pixels
+    for tapped, wanted in zip(saved, corners, strict=True):
+        assert abs(tapped[0] - wanted[0]) <= tolerance and abs(tapped[1] - wanted[1]) <= tolerance
+    page.click("#corners-auto")
+    page.wait_for_function(
+        "document.getElementById('corners-result').textContent.includes('by itself')",
+        timeout=15000,
+    )
+    assert device.session.status()["corners"] is None
+    page.close()

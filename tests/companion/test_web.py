@@ -115,3 +115,61 @@ def test_board_restores_the_last_reading_after_a_restart(tmp_path):
     latest = TrayBoard(store, Hub()).latest()
     assert latest["frame_id"] == "frame-9" and latest["ap"] == 4
     store.close()
+
+
+@pytest.fixture
+def corner_client(tmp_path):
+    """The app with a device that takes corners: ValueError for bad ones, like the firmware."""
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    taken = []
+
+    def set_corners(value):
+        if value is not None and len(value) != 4:
+            raise ValueError("corners must be a list of four [x, y] points")
+        taken.append(value)
+        return {"corners": value, "colours_learned_from": 0}
+
+    hooks = DeviceHooks(set_corners=set_corners, camera_picture=lambda: b"\xff\xd8frame",
+                        calibration_status=lambda: {"corners": None, "colours_learned_from": 2})
+    yield create_app(TrayBoard(store, hub), hub, hooks).test_client(), taken
+    store.close()
+
+
+def test_tapped_corners_reach_the_device(corner_client):
+    client, taken = corner_client
+    corners = [[1, 2], [30, 2], [30, 20], [1, 20]]
+    response = client.post("/api/calibrate/corners", json={"corners": corners})
+    assert response.status_code == 200 and response.get_json()["corners"] == corners
+    assert client.post("/api/calibrate/corners", json={"corners": None}).status_code == 200
+    assert taken == [corners, None]
+
+
+@pytest.mark.parametrize("body", [None, [], {"points": []}, "corners"])
+def test_a_corners_request_without_corners_is_a_clear_400(corner_client, body):
+    client, taken = corner_client
+    response = client.post("/api/calibrate/corners", json=body)
+    assert response.status_code == 400 and "corners" in response.get_json()["error"]
+    assert taken == []
+
+
+def test_corners_the_device_refuses_are_a_400_with_its_reason(corner_client):
+    client, _ = corner_client
+    response = client.post("/api/calibrate/corners", json={"corners": [[1, 2]]})
+    assert response.status_code == 400
+    assert response.get_json()["error"] == "corners must be a list of four [x, y] points"
+
+
+def test_the_camera_picture_and_calibration_status(corner_client):
+    client, _ = corner_client
+    picture = client.get("/api/camera/picture.jpg")
+    assert picture.status_code == 200 and picture.mimetype == "image/jpeg"
+    assert picture.headers["Cache-Control"] == "no-store"
+    assert client.get("/api/calibration").get_json()["colours_learned_from"] == 2
+
+
+def test_no_camera_means_no_picture_and_no_corners(parts):
+    client, *_ = parts
+    assert client.get("/api/camera/picture.jpg").status_code == 404
+    assert client.post("/api/calibrate/corners", json={"corners": None}).status_code == 503
+    assert client.get("/api/calibration").status_code == 503

@@ -1,0 +1,151 @@
+"""What the device has learned about this table: tapped tray corners and the cubes' colours.
+
+Why: the counter's defaults are made for any table; a session can do better. Four corners tapped
+on the camera's picture fix the tray when the automatic finder is fooled (a patterned table, a
+camera at an odd angle), and every drop the players confirm tells the counter what this print
+under this light makes of each colour (``vision.calibration.calibrate_from_drop``). Both survive
+a restart in ``DATA_DIR/calibration.json``, written so that a pulled plug leaves the old file or
+the new one. A new game starts the colours afresh (another evening, another light) but keeps the
+corners (the camera has not moved).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision import VisionError, count_cubes
+from vision.calibration import Calibration, calibrate_from_drop
+from vision.colours import ColourModel
+
+log = logging.getLogger(__name__)
+
+# Tray events whose counts the players confirmed for the picture in the tray right now.
+CONFIRMED_DROPS = ("setup_drop_read", "tray_read", "bump_read")
+
+
+class CornersError(ValueError):
+    """Tapped corners that cannot be a tray; the message says why."""
+
+
+def parse_corners(value, frame_size: tuple[int, int]) -> list[tuple[float, float]]:
+    """Four (x, y) points inside the frame, enclosing a real area, or CornersError."""
+    width, height = frame_size
+    if not isinstance(value, list) or len(value) != 4:
+        raise CornersError("corners must be a list of four [x, y] points")
+    points = []
+    for point in value:
+        if (not isinstance(point, list | tuple) or len(point) != 2
+                or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in point)):
+            raise CornersError("each corner must be [x, y] with two numbers")
+        x, y = float(point[0]), float(point[1])
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise CornersError("corner coordinates must be finite numbers")
+        if not (0 <= x <= width and 0 <= y <= height):
+            raise CornersError(
+                f"corner ({x:.0f}, {y:.0f}) lies outside the {width}x{height} picture"
+            )
+        points.append((x, y))
+    hull = _hull_area(points)
+    if hull < 0.01 * width * height:
+        raise CornersError("the four corners enclose almost nothing: tap the tray floor's corners")
+    return points
+
+
+def _hull_area(points: list[tuple[float, float]]) -> float:
+    return float(cv2.contourArea(cv2.convexHull(np.array(points, np.float32))))
+
+
+class SessionCalibration:
+    """The table's calibration for ``count_cubes``, kept on disk and safe to use from threads."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._calibration = Calibration()
+        self.learned_from = 0  # confirmed drops the colours were learned from
+        self._load()
+
+    @property
+    def calibration(self) -> Calibration:
+        with self._lock:
+            return self._calibration
+
+    def status(self) -> dict:
+        with self._lock:
+            corners = self._calibration.corners
+            return {
+                "corners": None if corners is None else [list(p) for p in corners],
+                "colours_learned_from": self.learned_from,
+            }
+
+    def set_corners(self, corners: list[tuple[float, float]] | None, frame: np.ndarray) -> dict:
+        """Use these corners (None: the automatic finder again), if the frame reads with them."""
+        with self._lock:
+            trial = Calibration(corners, self._calibration.colours)
+        try:
+            reading = count_cubes(frame, calibration=trial)
+        except VisionError as exc:
+            raise CornersError(f"the tray cannot be read with those corners: {exc}") from exc
+        with self._lock:
+            self._calibration = Calibration(corners, self._calibration.colours)
+            self._save()
+        log.info("tray corners %s", "set by hand" if corners else "found automatically again")
+        return {**self.status(), "cubes_seen": reading.total}
+
+    def learn(self, frame: np.ndarray, counts: dict[str, int], reference) -> bool:
+        """Learn the colours from a drop the players confirmed; False when it is no good for it
+        (too few colours, or the counter finds another number of cubes than confirmed)."""
+        with self._lock:
+            current = self._calibration
+        try:
+            learned = calibrate_from_drop(frame, counts, reference, calibration=current)
+        except VisionError as exc:
+            log.info("confirmed drop not used for colours: %s", exc)
+            return False
+        with self._lock:
+            self._calibration = Calibration(current.corners, learned.colours)
+            self.learned_from += 1
+            self._save()
+        log.info("colours learned from a confirmed drop (%d so far)", self.learned_from)
+        return True
+
+    def forget_colours(self) -> None:
+        """Back to the default colours (a new game: perhaps another evening's light)."""
+        with self._lock:
+            if self.learned_from == 0:
+                return
+            self._calibration = Calibration(self._calibration.corners, ColourModel.default())
+            self.learned_from = 0
+            self._save()
+
+    def _load(self) -> None:
+        if not self.path.is_file():
+            return
+        try:
+            body = json.loads(self.path.read_text())
+            self._calibration = Calibration.from_dict(body.get("calibration", {}))
+            self.learned_from = int(body.get("colours_learned_from", 0))
+        except (OSError, ValueError, TypeError, AttributeError, KeyError, VisionError) as exc:
+            log.warning("ignoring calibration file %s (%s): using the defaults", self.path, exc)
+            self._calibration = Calibration()
+            self.learned_from = 0
+
+    def _save(self) -> None:
+        """Write the whole file anew next to the old one, then swap it in (power-cut safe)."""
+        body = {"calibration": self._calibration.to_dict(),
+                "colours_learned_from": self.learned_from}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        with partial.open("w") as handle:
+            json.dump(body, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, self.path)
