@@ -632,6 +632,8 @@ class _CubeFit:
         blob[ys - y0, xs - x0] = 1.0
         self.shape = (ch // step, cw // step)
         self.seen = cv2.resize(seen, self.shape[::-1], interpolation=cv2.INTER_AREA)
+        # the view itself (``seen`` may leave out parts it shows but cannot judge)
+        self.in_view = self.seen
         self.blob = cv2.resize(blob, self.shape[::-1], interpolation=cv2.INTER_AREA)
         cam = view.camera()
         self.temps = [_cube_template(view, cam, xs.mean(), ys.mean(), d, scale, step)
@@ -776,10 +778,13 @@ class _CubeFit:
         return np.array(out, np.float64).reshape(-1, 2)
 
     def centres(self) -> np.ndarray:
-        """Each model's footprint centre (what of it the view shows), view px."""
+        """Each model's footprint centre (what of it the view shows, judged or not: the
+        pixels of a cube leaning behind another at the tower's mouth lie mostly beyond the
+        side, and a centre over its judged part alone gave the front cube's top to it), view
+        px."""
         out = []
         for j, i, _ in self.models:
-            my, mx = np.nonzero((self._cover(j, i) > 0) & (self.seen > 0))
+            my, mx = np.nonzero((self._cover(j, i) > 0) & (self.in_view > 0))
             if len(mx) == 0:
                 py, px = divmod(j, self.shape[1])
                 my, mx = np.array([py]), np.array([px])

@@ -117,3 +117,19 @@ def test_a_model_whose_base_lies_beyond_the_bar_is_not_in_the_tray(monkeypatch):
     monkeypatch.setattr(counter, "MOUTH_BASE_CM", -0.5)
     centres, keep = _mouth_fit(b, (0, 0), view, None, b.centroid, area)
     assert len(centres) == 1 and not keep.any()
+
+
+def test_a_models_centre_counts_what_the_view_shows_beyond_the_side():
+    # the split seeds a cube's pixels from its footprint's centre: a cube leaning on the lip
+    # shows most of itself beyond the side, unjudged there but still its own pixels
+    view = _view()
+    w, h = view.size
+    _, y0, _, _ = view.floor_box
+    m = np.zeros((h, w), bool)
+    _paint(view, m, 180.0, y0 + 0.3 * PPC)
+    fit = _CubeFit(m, (0, 0), view, 1.0)
+    fit.unknown_beyond_side(view)
+    fit.grow()
+    ys, _ = np.nonzero(m)
+    assert len(fit.models) == 1
+    assert abs(fit.centres()[0, 1] - ys.mean()) < 0.15 * PPC
