@@ -78,6 +78,15 @@ FIT_APART_CM = 0.9
 # all or nothing). Measured: 0.15 / 0.25 / 0.35 gave 57 / 57 / 56 of 65 with the reference and
 # 44 / 45 / 44 without.
 FIT_DECISIVE = 0.25
+# With the empty tray (a steady camera), the view reaches MOUTH_VIEW_CM further beyond the
+# tower's side, enough to hold a cube standing there whole (its top and the sides the camera
+# sees). Clusters there are split by the cube models, and a model counts only when its base
+# centre lies at most MOUTH_BASE_CM beyond the side: a cube on the floor has its centre half a
+# cube inside the crease (more when leaning on the lip, less when the side is found a little
+# short), one still on the ramp stands higher and, fitted on the floor plane, lands further out
+# by parallax (README, tray section: in-tray at most 0.28 cm, ramp at least 0.62 cm beyond).
+MOUTH_VIEW_CM = 1.0
+MOUTH_BASE_CM = 0.5
 
 
 def load_image(path) -> np.ndarray:
@@ -192,6 +201,9 @@ def measure_cubes(
     """
     image, reference = _check_inputs(image, reference, calibration)
     view = _view_for(image, reference, calibration)
+    judge_mouth = reference is not None and view.hidden is not None and view.camera() is not None
+    if judge_mouth:
+        view = _widened(view, MOUTH_VIEW_CM)
     rect = view.rectify(image)
     ref_rect = view.rectify(reference) if reference is not None else None
     bg_lin = floor_model(rect, ref_rect, view.px_per_cm, view.floor_box)
@@ -216,7 +228,11 @@ def measure_cubes(
     for b in blobs(strong, weak):
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         mouth = beyond is not None and bool(np.any(b.mask[beyond]))
-        if inside < IN_TRAY_SHARE:
+        b.judged = judge_mouth and mouth and not b.weak
+        if b.judged:
+            # its cubes are judged one by one by where their bases stand (``_mouth_fit``)
+            b.beyond = inside < IN_TRAY_SHARE
+        elif inside < IN_TRAY_SHARE:
             if mouth and not b.weak and b.area > 0.5 * cube_area:
                 # beyond the tower's side: the floor runs on under the mouth, the ramp starts
                 # there too; the outline cannot tell which this lies on (README)
@@ -349,6 +365,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         return []  # a faint small change: a crumb of shadow, not a cube
     # everything below on the blob's box (a full-view mask per blob is slow)
     full_centroid = b.centroid  # in the view (the box's own is relative to the box)
+    judged, wholly_beyond = getattr(b, "judged", False), getattr(b, "beyond", False)
     b, bx, by = _cropped(b)
     h, w = b.mask.shape
     rect_lin = rect_lin[by: by + h, bx: bx + w]
@@ -383,7 +400,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     if unsure:
         why = "split"  # stays so when the fit below decides: the counts disagreed
         # cube models fitted to the blob are asked, and heard when decisive
-        fit = _fitted(b, (bx, by), view, tops, full_centroid, cube_area)
+        fit = None if judged else _fitted(b, (bx, by), view, tops, full_centroid, cube_area)
         if fit is not None and len(fit) != n:
             n = len(fit)
             seeds = fit - np.array([bx, by]) if n > 1 else None
@@ -395,10 +412,25 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         why = "edge"
     elif n == 1 and not _compact(b.mask):
         why = "shape"
+    keep = None
+    if judged:
+        # at the tower's mouth: the cube models count, and say which cubes are on the floor
+        fit = _mouth_fit(b, (bx, by), view, tops, full_centroid, cube_area)
+        if fit is None and wholly_beyond:
+            return []
+        if fit is not None:
+            centres, keep = fit
+            if not keep.any():
+                return []
+            n = len(centres)
+            seeds = centres - np.array([bx, by]) if n > 1 else None
+            why = "mouth" if why is None and b.mouth else why
     out = []
     inner = _interior(b.mask, view.px_per_cm)
     pieces = split_blob(b, n, seeds=seeds)
-    for m in pieces:
+    for k, m in enumerate(pieces):
+        if keep is not None and not keep[min(k, len(keep) - 1)]:
+            continue  # a cube still on the ramp: its pixels kept it from the others' pieces
         ys, xs = np.nonzero(m)
         if len(xs) == 0:
             continue
@@ -462,6 +494,17 @@ def _fitted(b, origin, view, tops, centroid, cube_area: float) -> np.ndarray | N
     least ``FIT_DECISIVE`` more than ``FIT_NEW_SHARE`` of new blob and the best one left out
     at least that much less, and at least one cube was fitted. Its top faces are given to the
     fit; the models are grown to the frame's cube size (``cube_area`` over the geometry's)."""
+    faces, scale = _fit_inputs(b, origin, view, tops, centroid, cube_area)
+    centres, miss, weakest = _fit_cubes(b.mask, origin, view, faces, scale)
+    if (len(centres) == 0 or miss > FIT_NEW_SHARE - FIT_DECISIVE
+            or weakest < FIT_NEW_SHARE + FIT_DECISIVE):
+        return None
+    return centres
+
+
+def _fit_inputs(b, origin, view, tops, centroid, cube_area: float):
+    """The top faces (view px) inside a cropped blob and the models' growth in area (the
+    frame's cube size ``cube_area`` over the geometry's), for the cube-model fit."""
     faces = np.zeros((0, 2))
     if tops is not None and len(tops):
         h, w = b.mask.shape
@@ -470,11 +513,46 @@ def _fitted(b, origin, view, tops, centroid, cube_area: float) -> np.ndarray | N
         faces = tops[ok][b.mask[ix[ok][:, 1], ix[ok][:, 0]]] + np.asarray(origin, np.float64)
     f = view.cube_footprint(*centroid)
     scale = 1.0 if f is None else cube_area / (f + HALO_PX * 4.0 * np.sqrt(f))
-    centres, miss, weakest = _fit_cubes(b.mask, origin, view, faces, scale)
-    if (len(centres) == 0 or miss > FIT_NEW_SHARE - FIT_DECISIVE
-            or weakest < FIT_NEW_SHARE + FIT_DECISIVE):
+    return faces, scale
+
+
+def _past_side(view, pts: np.ndarray) -> np.ndarray:
+    """How far (cm) view points lie beyond the tower's side (``TrayView.hidden``); negative
+    inside."""
+    x0, y0, x1, y1 = view.floor_box
+    pts = np.asarray(pts, np.float64).reshape(-1, 2)
+    d = [y0 - pts[:, 1], pts[:, 0] - x1, pts[:, 1] - y1, x0 - pts[:, 0]][view.hidden]
+    return d / view.px_per_cm
+
+
+def _mouth_fit(b, origin, view, tops, centroid, cube_area: float):
+    """Cube models fitted to a cropped blob at the tower's mouth: their footprint centres
+    (view px, (k, 2)) and which of them are in the tray, or None when none fits.
+
+    Area cannot count a cluster there (part of it lies beyond the view or on the ramp), the
+    models can: each is a whole cube on the floor plane. A cube still on the ramp stands higher,
+    so its model (fitted as if on the floor) lands further out by parallax; one whose base
+    centre lies more than ``MOUTH_BASE_CM`` beyond the tower's side is not on the floor."""
+    faces, scale = _fit_inputs(b, origin, view, tops, centroid, cube_area)
+    fit = _CubeFit(b.mask, origin, view, scale)
+    fit.unknown_beyond_side(view)
+    for fx, fy in faces:
+        fit.add_face(fx, fy)
+    fit.grow()
+    if not fit.models:
         return None
-    return centres
+    keep = _past_side(view, fit.bases()) <= MOUTH_BASE_CM
+    return fit.centres(), keep
+
+
+def _widened(view: TrayView, extra_cm: float) -> TrayView:
+    """The view with ``extra_cm`` more kept beyond the tower's side (the outline unchanged)."""
+    c, side, ppc = view.corners, view.hidden, view.px_per_cm
+    margin_cm = view.margin / ppc
+    return view_from_corners(c, px_per_cm=ppc, auto=view.auto, margin_cm=margin_cm,
+                             image_size=view.image_size,
+                             hidden_at=(c[side] + c[(side + 1) % 4]) / 2,
+                             hidden_cm=view.pad[side] / ppc + extra_cm)
 
 
 def _cube_template(view, cam, x: float, y: float, deg: float, scale: float = 1.0,
@@ -559,10 +637,42 @@ class _CubeFit:
         blob[ys - y0, xs - x0] = 1.0
         self.shape = (ch // step, cw // step)
         self.seen = cv2.resize(seen, self.shape[::-1], interpolation=cv2.INTER_AREA)
+        # the view itself (``seen`` may leave out parts it shows but cannot judge)
+        self.in_view = self.seen
         self.blob = cv2.resize(blob, self.shape[::-1], interpolation=cv2.INTER_AREA)
         cam = view.camera()
         self.temps = [_cube_template(view, cam, xs.mean(), ys.mean(), d, scale, step)
                       for d in FIT_YAWS]
+        self.gy, self.gx = np.mgrid[0:self.shape[0], 0:self.shape[1]].astype(np.float32)
+        self.apart = FIT_APART_CM * ppc / step
+        self.slack = 0.2 * ppc / step
+        self.models: list[tuple[int, int, bool]] = []  # (cell index, yaw, placed by a face)
+        self.count = np.zeros(self.shape, np.float32)  # how many models cover each cell
+        # whether a model's footprint under earlier models is left out of its share
+        # (``unknown_beyond_side``)
+        self.hidden_ok = False
+        self._prepare()
+
+    def unknown_beyond_side(self, view) -> None:
+        """Treat what lies beyond the tower's side as unknown, not floor: the picture shows
+        the mouth's dark floor, the lip, the ramp and the tower there, where a cube's dark
+        parts need not differ from what the empty tray showed, so a model reaching there is
+        not judged by the blob missing there."""
+        _, Rt = view.camera()
+        mt, _, _, ml = view.pad
+        eye = -Rt[:, :3].T @ Rt[:, 3]  # the camera's centre, floor cm
+        self.eye = (eye[0] * view.px_per_cm + ml, eye[1] * view.px_per_cm + mt)  # view px
+        self.ppc = view.px_per_cm
+        xs = self.x0 + (self.gx + 0.5) * self.step - 0.5
+        ys = self.y0 + (self.gy + 0.5) * self.step - 0.5
+        past = _past_side(view, np.stack([xs.ravel(), ys.ravel()], axis=1)).reshape(self.shape)
+        self.seen = np.where(past > 0, 0.0, self.seen).astype(np.float32)
+        self.hidden_ok = True
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Per yaw: each placement's footprint in view, the floor it would cover, and whether
+        enough of it is in view to be judged."""
         if self.seen.min() > 0.0:  # wholly inside the view (most blobs): every footprint seen
             self.inview = [np.full(self.shape, float(t[0].sum()), np.float32)
                            for t in self.temps]
@@ -574,11 +684,6 @@ class _CubeFit:
         # a model mostly beyond the view is not judged (too little of it to tell)
         self.ok_view = [iv >= 0.3 * float(t[0].sum())
                         for iv, t in zip(self.inview, self.temps, strict=True)]
-        self.gy, self.gx = np.mgrid[0:self.shape[0], 0:self.shape[1]].astype(np.float32)
-        self.apart = FIT_APART_CM * ppc / step
-        self.slack = 0.2 * ppc / step
-        self.models: list[tuple[int, int, bool]] = []  # (cell index, yaw, placed by a face)
-        self.count = np.zeros(self.shape, np.float32)  # how many models cover each cell
 
     @staticmethod
     def _conv(src, t):
@@ -614,9 +719,30 @@ class _CubeFit:
             score = np.where(ok, new - self.floors[i], -np.inf)
             j = int(np.argmax(score))
             if best is None or score.flat[j] > best[0]:
-                best = (float(score.flat[j]), j, i, float(new.flat[j]),
-                        float(self.inview[i].flat[j]))
+                judged = float(self.inview[i].flat[j])
+                if self.hidden_ok:  # what cubes in front cover may hide this one: not judged
+                    judged -= float((self.seen * self._cover(j, i) * self._in_front(j)).sum())
+                best = (float(score.flat[j]), j, i, float(new.flat[j]), judged)
         return best
+
+    def _in_front(self, j: int) -> np.ndarray:
+        """Where the models standing nearer the camera than a base at cell ``j`` cover (only
+        they can hide it)."""
+        out = np.zeros(self.shape, bool)
+        if not self.models:
+            return out
+        reach = self._reach(np.array([j] + [m[0] for m in self.models]))
+        for (jm, im, _), r in zip(self.models, reach[1:], strict=True):
+            if r < reach[0]:
+                out |= self._cover(jm, im) > 0
+        return out
+
+    def _reach(self, cells: np.ndarray) -> np.ndarray:
+        """Horizontal distance (cm) from the camera's foot to bases at the given cells."""
+        py, px = np.divmod(cells, self.shape[1])
+        x = self.x0 + (px + 0.5) * self.step - 0.5
+        y = self.y0 + (py + 0.5) * self.step - 0.5
+        return np.hypot(x - self.eye[0], y - self.eye[1]) / self.ppc
 
     def _near(self, x: float, y: float, r: float) -> np.ndarray:
         return (self.gx - x) ** 2 + (self.gy - y) ** 2 <= r * r
@@ -647,11 +773,23 @@ class _CubeFit:
             weakest = min(weakest, share)
             self._put(best[1], best[2], False)
 
+    def bases(self) -> np.ndarray:
+        """Each model's base centre, view px (k, 2)."""
+        out = []
+        for j, _, _ in self.models:
+            py, px = divmod(j, self.shape[1])
+            out.append((self.x0 + (px + 0.5) * self.step - 0.5,
+                        self.y0 + (py + 0.5) * self.step - 0.5))
+        return np.array(out, np.float64).reshape(-1, 2)
+
     def centres(self) -> np.ndarray:
-        """Each model's footprint centre (what of it the view shows), view px."""
+        """Each model's footprint centre (what of it the view shows, judged or not: the
+        pixels of a cube leaning behind another at the tower's mouth lie mostly beyond the
+        side, and a centre over its judged part alone gave the front cube's top to it), view
+        px."""
         out = []
         for j, i, _ in self.models:
-            my, mx = np.nonzero((self._cover(j, i) > 0) & (self.seen > 0))
+            my, mx = np.nonzero((self._cover(j, i) > 0) & (self.in_view > 0))
             if len(mx) == 0:
                 py, px = divmod(j, self.shape[1])
                 my, mx = np.array([py]), np.array([px])
