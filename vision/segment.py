@@ -891,10 +891,9 @@ def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
 
 
 def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
-                side: int) -> tuple[np.ndarray, np.ndarray]:
-    """(found, floor) beyond the tower's ``side`` without a reference: what differs from the
-    mouth's own floor there (uint8, rectified view) and that floor (linear light, zero
-    elsewhere).
+                side: int) -> np.ndarray:
+    """What differs from the mouth's own floor beyond the tower's ``side`` without a reference
+    (uint8, rectified view).
 
     Why: the floor estimate only knows the lit floor proper; the mouth's floor, many times
     darker and lit by the room alone, reads against it as one dark change, and cubes lying
@@ -911,10 +910,9 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges).
     """
     found = np.zeros(rect_lin.shape[:2], np.uint8)
-    floor = np.zeros_like(rect_lin)
     band = np.ascontiguousarray(_side_band(rect_lin, floor_box, side))
     if band.shape[0] < 2 or band.shape[1] < 8:
-        return found, floor
+        return found
     lg = cv2.blur(_log(band + NOISE_FLOOR), (5, 5))
     med = _row_floor(lg, px_per_cm)
     d = lg - med
@@ -934,5 +932,4 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     keep &= wide
     keep[0] = False
     _side_band(found, floor_box, side)[:] = keep[labels]
-    _side_band(floor, floor_box, side)[:] = np.exp(med) - NOISE_FLOOR
-    return found, floor
+    return found

@@ -1,5 +1,5 @@
 """The tower's mouth without a reference (vision.segment ``mouth_floor``, vision.counter
-``_with_mouth``, ``_one_light``) on drawn rectified views.
+``_one_light``) on drawn rectified views.
 
 The view is 360 x 260 px at 20 px/cm with the floor box (20, 40, 340, 240): the tower stands
 over the top side (0), so the band beyond it is the mouth's shadowed floor, 2 cm deep. Its
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.counter import _one_light, _with_mouth
-from vision.segment import mouth_floor
+from vision.counter import _one_light
+from vision.segment import _row_floor, _side_band, mouth_floor
 from vision.tray import view_from_corners
 
 PPC = 20.0
@@ -40,15 +40,17 @@ def _cube(lin: np.ndarray, ys: slice, xs: slice) -> None:
 def test_a_painted_cube_reaching_the_side_is_found_against_the_mouths_own_floor():
     lin = _scene()
     _cube(lin, slice(22, 40), slice(100, 120))  # reaching the side: on the floor under the mouth
-    found, floor = mouth_floor(lin, PPC, BOX, 0)
+    found = mouth_floor(lin, PPC, BOX, 0)
     assert found[28:38, 104:116].all()
     # the mouth's dark floor itself is no change: nothing else found, nothing inside the side
     found[18:40, 94:126] = 0  # (blurred over 0.25 cm)
     assert not found.any()
-    # its own floor, row by row (unlike the lit floor's), where no cube lies
+    # its own floor, row by row (unlike the lit floor's), where no cube lies and over the cube
+    band = np.ascontiguousarray(_side_band(lin, BOX, 0))
+    floor = np.exp(_row_floor(np.log(band + 0.01), PPC)) - 0.01
     for y in (5, 35):
-        assert np.allclose(floor[y, 200], lin[y, 180:220].mean(axis=0), rtol=0.1)
-    assert not floor[40:].any()
+        for x in (90, 180):  # the cube at 80-100 in the band
+            assert np.allclose(floor[y, x], lin[y, 180:220].mean(axis=0), rtol=0.1)
 
 
 def test_what_does_not_reach_the_side_or_runs_into_the_bands_ends_is_left_out():
@@ -56,8 +58,7 @@ def test_what_does_not_reach_the_side_or_runs_into_the_bands_ends_is_left_out():
     _cube(lin, slice(4, 22), slice(150, 170))  # wholly beyond: on the ramp, not the floor
     _cube(lin, slice(20, 40), slice(20, 34))  # at the band's end: the wall or the tower's leg
     _cube(lin, slice(0, 40), slice(250, 268))  # across the band: one of the tower's legs
-    found, _ = mouth_floor(lin, PPC, BOX, 0)
-    assert not found.any()
+    assert not mouth_floor(lin, PPC, BOX, 0).any()
 
 
 def test_each_side_of_the_box_can_be_the_towers():
@@ -67,7 +68,7 @@ def test_each_side_of_the_box_can_be_the_towers():
         rot = np.ascontiguousarray(np.rot90(lin, -k))  # the top side turned to side k
         h, w = rot.shape[:2]
         box = [BOX, (20, 20, w - 40, h - 20), (20, 20, w - 20, h - 40), (40, 20, w - 20, h - 20)][k]
-        found, _ = mouth_floor(rot, PPC, box, k)
+        found = mouth_floor(rot, PPC, box, k)
         assert np.rot90(found, k)[28:38, 104:116].all(), k
 
 
@@ -87,22 +88,6 @@ def test_without_the_towers_side_the_mouth_is_not_looked_at(monkeypatch):
 def _view():
     c = np.float32([[100, 100], [420, 100], [420, 300], [100, 300]])
     return view_from_corners(c, image_size=(640, 480), hidden_at=(260, 100), hidden_cm=2.0)
-
-
-def test_the_mouths_floor_replaces_the_lit_floors_edge_beyond_the_side_only():
-    view = _view()
-    w, h = view.size
-    x0, y0, x1, _ = view.floor_box
-    lin = np.empty((h, w, 3), np.float32)
-    lin[:] = FLOOR
-    lin[:y0] *= 0.05  # the mouth's shadow
-    bg = np.empty_like(lin)
-    bg[:] = FLOOR  # the floor estimate repeats the lit floor's edge beyond the box
-    strong = np.zeros((h, w), np.uint8)
-    out = _with_mouth(strong, bg, lin, view)
-    assert not out.any()
-    assert np.allclose(bg[: y0 - 5, x0 + 10: x1 - 10], FLOOR * 0.05, rtol=0.05)
-    assert np.allclose(bg[y0:], FLOOR)
 
 
 def test_a_piece_crossing_the_side_is_measured_where_most_of_it_lies():
