@@ -877,17 +877,15 @@ def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
     """Each row's running median along it over ``MOUTH_RUN_CM`` (log light): windows every
     half run, each its row's median over every 2nd px, interpolated between (the light
     changes slowly along the side; a sliding median is several times slower)."""
-    h, w = lg.shape[:2]
+    w = lg.shape[1]
     run = max(2, round(MOUTH_RUN_CM * px_per_cm))
     starts = np.unique(np.clip(np.arange(-run // 2, w, max(1, run // 2)), 0, max(w - run, 0)))
     centres = starts + min(run, w) / 2.0
     meds = np.stack([np.median(lg[:, s0:s0 + run:2], axis=1) for s0 in starts], axis=1)
-    xs = np.arange(w, dtype=np.float32)
-    out = np.empty_like(lg)
-    for c in range(3):
-        for y in range(h):
-            out[y, :, c] = np.interp(xs, centres, meds[y, :, c])
-    return out
+    # linear interpolation between the windows' centres, the same weights for every row
+    weights = np.stack([np.interp(np.arange(w), centres, np.eye(len(starts))[j])
+                        for j in range(len(starts))], axis=1).astype(np.float32)
+    return np.matmul(weights[None], meds.astype(np.float32))
 
 
 def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
