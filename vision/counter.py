@@ -20,7 +20,7 @@ from vision.calibration import Calibration
 from vision.colours import ColourModel, cube_colour, to_linear
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, TrayReading
-from vision.segment import Outlines, blobs, cube_masks, floor_model, split_blob
+from vision.segment import Outlines, blobs, cube_masks, floor_model, mouth_floor, split_blob
 from vision.tray import TrayView, find_tray, view_from_corners
 
 # Below this a cube is reported as uncertain.
@@ -201,7 +201,7 @@ def measure_cubes(
     """
     image, reference = _check_inputs(image, reference, calibration)
     view = _view_for(image, reference, calibration)
-    judge_mouth = reference is not None and view.hidden is not None and view.camera() is not None
+    judge_mouth = view.hidden is not None and view.camera() is not None
     if judge_mouth:
         view = _widened(view, MOUTH_VIEW_CM)
     rect = view.rectify(image)
@@ -214,6 +214,10 @@ def measure_cubes(
         rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None,
         outlines=outlines, beyond=tuple(k for k in range(4) if k != view.hidden),
     )
+    if judge_mouth and reference is None:
+        # what differs from the mouth's own floor beyond the tower's side; its blobs are
+        # counted and judged by the cube models (``_mouth_fit``), as with the empty tray
+        strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden)
     tops = outlines.top_faces()
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
 
@@ -229,6 +233,7 @@ def measure_cubes(
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         mouth = beyond is not None and bool(np.any(b.mask[beyond]))
         b.judged = judge_mouth and mouth and not b.weak
+        b.one_light = reference is None  # the floor estimate knows the lit floor only
         if b.judged:
             # its cubes are judged one by one by where their bases stand (``_mouth_fit``)
             b.beyond = inside < IN_TRAY_SHARE
@@ -366,6 +371,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     # everything below on the blob's box (a full-view mask per blob is slow)
     full_centroid = b.centroid  # in the view (the box's own is relative to the box)
     judged, wholly_beyond = getattr(b, "judged", False), getattr(b, "beyond", False)
+    one_light = judged and getattr(b, "one_light", False)
     b, bx, by = _cropped(b)
     h, w = b.mask.shape
     rect_lin = rect_lin[by: by + h, bx: bx + w]
@@ -437,6 +443,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         # colour from well inside the outline (the outline is widened by blur and its shadow)
         core = m & inner
         cy, cx = np.nonzero(core) if np.count_nonzero(core) >= 0.25 * len(xs) else (ys, xs)
+        if one_light:
+            cy, cx = _one_light(cy, cx, (bx, by), view)
         x, y = view.rect_to_image(np.array([[xs.mean() + bx, ys.mean() + by]]))[0]
         out.append({
             # ratio over the floor of the brighter half, and its clipped channels
@@ -543,6 +551,23 @@ def _mouth_fit(b, origin, view, tops, centroid, cube_area: float):
         return None
     keep = _past_side(view, fit.bases()) <= MOUTH_BASE_CM
     return fit.centres(), keep
+
+
+def _one_light(cy: np.ndarray, cx: np.ndarray, origin: tuple[int, int], view: TrayView):
+    """A piece's pixels (box px) on the side of the tower's side where most of them lie.
+
+    Without a reference the floor behind a cube is the floor estimate's, the lit floor's (it
+    repeats the lit floor's edge beyond the side), while the picture beyond the side is the
+    mouth's shadow: a cube stands in one light or the other, but its picture may cross the
+    side (a lit cube's top, higher than the floor, lands further out by parallax; a mouth
+    cube's near face reaches in). Measured over both at once, its brighter half mixes two
+    lights (on all 65 frames without it: wrong colours 5 -> 6).
+    (The mouth's own floor, ``mouth_floor``, is no reference for naming: the floor at the back
+    of the mouth is far darker than a cube's top standing 1 cm above it; named against it,
+    with ``_one_light``, wrong colours 5 -> 8.)"""
+    past = _past_side(view, np.stack([cx + origin[0], cy + origin[1]], axis=1)) > 0
+    sel = past if 2 * np.count_nonzero(past) > len(past) else ~past
+    return cy[sel], cx[sel]
 
 
 def _widened(view: TrayView, extra_cm: float) -> TrayView:

@@ -1,0 +1,101 @@
+"""The tower's mouth without a reference (vision.segment ``mouth_floor``, vision.counter
+``_one_light``) on drawn rectified views.
+
+The view is 360 x 260 px at 20 px/cm with the floor box (20, 40, 340, 240): the tower stands
+over the top side (0), so the band beyond it is the mouth's shadowed floor, 2 cm deep. Its
+light falls off away from the floor (the mouth's depth) and is an orange shade of the lit
+floor's paint, as the room's light leaves it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision.counter import _one_light
+from vision.segment import _row_floor, _side_band, mouth_floor
+from vision.tray import view_from_corners
+
+PPC = 20.0
+BOX = (20, 40, 340, 240)
+FLOOR = np.array([0.20, 0.45, 0.80], np.float32)  # lit floor, linear BGR (an orange print)
+BLUE = np.array([0.30, 0.08, 0.03], np.float32)  # a blue cube's paint as a ratio to white
+
+
+def _scene() -> np.ndarray:
+    """Lit floor inside the box; beyond the top side the mouth's floor, 10 x (the far row) to
+    4 x (next to the side) darker, its colour a little redder than the lit floor's."""
+    lin = np.empty((260, 360, 3), np.float32)
+    lin[:] = FLOOR
+    rows = np.linspace(0.025, 0.06, 40, dtype=np.float32)[:, None, None]
+    lin[:40] = rows * np.array([0.6, 0.9, 1.2], np.float32) * FLOOR / FLOOR.mean()
+    rng = np.random.default_rng(3)
+    return (lin * rng.normal(1.0, 0.03, lin.shape)).astype(np.float32)
+
+
+def _cube(lin: np.ndarray, ys: slice, xs: slice) -> None:
+    """A blue cube's picture lit by the mouth's light there (its paint times that light)."""
+    lin[ys, xs] = BLUE * 2.0 * lin[ys, xs].mean(axis=2, keepdims=True)
+
+
+def test_a_painted_cube_reaching_the_side_is_found_against_the_mouths_own_floor():
+    lin = _scene()
+    _cube(lin, slice(22, 40), slice(100, 120))  # reaching the side: on the floor under the mouth
+    found = mouth_floor(lin, PPC, BOX, 0)
+    assert found[28:38, 104:116].all()
+    # the mouth's dark floor itself is no change: nothing else found, nothing inside the side
+    found[18:40, 94:126] = 0  # (blurred over 0.25 cm)
+    assert not found.any()
+    # its own floor, row by row (unlike the lit floor's), where no cube lies and over the cube
+    band = np.ascontiguousarray(_side_band(lin, BOX, 0))
+    floor = np.exp(_row_floor(np.log(band + 0.01), PPC)) - 0.01
+    for y in (5, 35):
+        for x in (90, 180):  # the cube at 80-100 in the band
+            assert np.allclose(floor[y, x], lin[y, 180:220].mean(axis=0), rtol=0.1)
+
+
+def test_what_does_not_reach_the_side_or_runs_into_the_bands_ends_is_left_out():
+    lin = _scene()
+    _cube(lin, slice(4, 22), slice(150, 170))  # wholly beyond: on the ramp, not the floor
+    _cube(lin, slice(20, 40), slice(20, 34))  # at the band's end: the wall or the tower's leg
+    _cube(lin, slice(0, 40), slice(250, 268))  # across the band: one of the tower's legs
+    assert not mouth_floor(lin, PPC, BOX, 0).any()
+
+
+def test_each_side_of_the_box_can_be_the_towers():
+    lin = _scene()
+    _cube(lin, slice(22, 40), slice(100, 120))
+    for k in range(4):
+        rot = np.ascontiguousarray(np.rot90(lin, -k))  # the top side turned to side k
+        h, w = rot.shape[:2]
+        box = [BOX, (20, 20, w - 40, h - 20), (20, 20, w - 20, h - 40), (40, 20, w - 20, h - 20)][k]
+        found = mouth_floor(rot, PPC, box, k)
+        assert np.rot90(found, k)[28:38, 104:116].all(), k
+
+
+def test_without_the_towers_side_the_mouth_is_not_looked_at(monkeypatch):
+    from test_tray import _tower_scene
+
+    import vision.counter as counter
+
+    def fail(*args):
+        raise AssertionError("the mouth's floor estimated without a tower")
+
+    monkeypatch.setattr(counter, "mouth_floor", fail)
+    frame, _, _ = _tower_scene(tower=None)
+    counter.count_cubes(frame)  # no hidden side: nothing beyond the outline is looked at
+
+
+def _view():
+    c = np.float32([[100, 100], [420, 100], [420, 300], [100, 300]])
+    return view_from_corners(c, image_size=(640, 480), hidden_at=(260, 100), hidden_cm=2.0)
+
+
+def test_a_piece_crossing_the_side_is_measured_where_most_of_it_lies():
+    view = _view()
+    y0 = view.floor_box[1]
+    ys = np.arange(y0 - 4, y0 + 12)  # 4 rows beyond the side, 12 inside
+    cy, _ = _one_light(ys, np.full(len(ys), 150), (0, 0), view)
+    assert cy.min() >= y0 and len(cy) == 12
+    ys = np.arange(y0 - 12, y0 + 4)  # mostly beyond: measured against the mouth's floor
+    cy, _ = _one_light(ys, np.full(len(ys), 150), (0, 0), view)
+    assert cy.max() < y0 and len(cy) == 12
