@@ -404,12 +404,16 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     unsure = unsure or (seeds is None and not _cores_agree(b.mask, n, view.px_per_cm))
     why = None
     if unsure:
-        why = "split"  # stays so when the fit below decides: the counts disagreed
+        why = "split"  # stays so when the fit below overrules the count: the two disagreed
         # cube models fitted to the blob are asked, and heard when decisive
         fit = None if judged else _fitted(b, (bx, by), view, tops, full_centroid, cube_area)
         if fit is not None and len(fit) != n:
             n = len(fit)
             seeds = fit - np.array([bx, by]) if n > 1 else None
+        elif fit is not None:
+            # two ways of counting that share no step (area, faces and cores; projected cube
+            # models, which know what hides what) agree, the models decisively: not a guess
+            why = None
     elif b.weak:
         why = "faint"
     elif b.mouth:
