@@ -30,6 +30,9 @@ from vision.colours import to_linear
 SHADOW_FLOOR = 0.35
 # Brightening beyond this factor is a cube (a white cube on a grey print, say).
 BRIGHT_CEIL = 1.35
+# ... than the brightest floor estimate within this reach (cm) without a reference: the estimate
+# places a lamp's hard shadow edge only to within its fill's reach (``_brighter_than_near``).
+LIT_REACH_CM = 1.0
 # A change of colour (log ratio between channels) beyond this is a cube.
 CHROMA_STEP = 0.22
 # The weak test: any change of lightness by this factor, or of colour by this log ratio.
@@ -280,7 +283,7 @@ def cube_masks(
             strong = _with_touching(strong, outlines.top_mask(), px_per_cm * px_per_cm)
         return strong, weak
     m, chroma = _log_change(rect_lin, bg_lin, shade, clipped)
-    coloured = (chroma > CHROMA_STEP) | (m > np.log(BRIGHT_CEIL))
+    coloured = (chroma > CHROMA_STEP) | _brighter_than_near(m, bg_lin, shade, px_per_cm)
     dark = m < np.log(SHADOW_FLOOR)
     x0, y0, x1, y1 = floor_box
     # walls: same paint, other light, and no model of them without a reference
@@ -323,6 +326,30 @@ def cube_masks(
     strong |= outlined & (cast ^ 1)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond)
     return strong, np.zeros_like(strong)
+
+
+def _brighter_than_near(t: np.ndarray, bg_lin: np.ndarray, shade: np.ndarray,
+                        px_per_cm: float) -> np.ndarray:
+    """Where the frame, ``t`` brighter than the floor estimate ``bg_lin`` along ``shade``, is
+    brighter by more than ``BRIGHT_CEIL`` than the brightest estimate within ``LIT_REACH_CM``.
+
+    Why not against the estimate at the pixel: a shadow only darkens, so bare floor is never
+    brighter than the lit floor beside it; but the estimate from the frame places a lamp's
+    hard shadow edge only to within its fill's reach, and lit floor estimated as shadowed
+    read as a strong brightening: a band along the tower's shadow edge joined the cubes
+    beside it (s002). A cube brighter than the print is brighter than the lit floor too.
+    """
+    # at a quarter of the resolution (the estimate is made there and changes slowly): how
+    # much brighter the brightest estimate nearby is than the estimate here, along ``shade``
+    f = 4
+    h, w = bg_lin.shape[:2]
+    small = cv2.resize(bg_lin, (w // f, h // f), interpolation=cv2.INTER_AREA)
+    r = max(1, round(LIT_REACH_CM * px_per_cm / f))
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    lift = _log(cv2.dilate(small, k) + NOISE_FLOOR) - _log(small + NOISE_FLOOR)
+    lift = cv2.resize((lift @ shade) / float(shade @ shade), (w, h),
+                      interpolation=cv2.INTER_LINEAR)
+    return t - lift > np.log(BRIGHT_CEIL)
 
 
 def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
