@@ -311,7 +311,7 @@ def cube_masks(
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     # Things outlined all round join, whether the floor estimate missed them (a cube painted
     # like the print, or beside a darker one it found) or not.
-    strong = _edged(strong, edge, px_per_cm)
+    strong = _edged_or_other(strong, edge, rect_lin, px_per_cm)
     # What the floor estimate adds beyond the outlined things must be edged on its own, long
     # straight edges (a lamp's or the tower's shadow, longer than two cubes) not counting: the
     # estimate errs in a band along a hard shadow's edge, and such a band touching cubes
@@ -319,13 +319,48 @@ def cube_masks(
     # (the outlined things' own edges, beside such a piece, are theirs, not its)
     apart = cv2.dilate(outlined, np.ones((5, 5), np.uint8)) ^ 1
     own = strong & apart
-    strong = (strong & (own ^ 1)) | _edged(
+    strong = (strong & (own ^ 1)) | _edged_or_other(
         own, edge & (_straight(edge, px_per_cm) ^ 1) & cv2.erode(apart, np.ones((3, 3), np.uint8)),
-        px_per_cm)
+        rect_lin, px_per_cm)
     # a lamp's hard shadow is outlined too: what the common offset said is shadow stays out
     strong |= outlined & (cast ^ 1)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond)
     return strong, np.zeros_like(strong)
+
+
+def _edged_or_other(mask: np.ndarray, edge: np.ndarray, rect_lin: np.ndarray,
+                    px_per_cm: float) -> np.ndarray:
+    """The pieces of ``mask`` that are edged (``_edged``) and, inside those that are not,
+    what is painted unlike most of the piece (``_other_paint``) and edged on its own."""
+    confirmed = _edged(mask, edge, px_per_cm)
+    rest = mask & (confirmed ^ 1)
+    if not rest.any():
+        return confirmed
+    return confirmed | _edged(_other_paint(rest, rect_lin, px_per_cm), edge, px_per_cm)
+
+
+def _other_paint(pieces: np.ndarray, rect_lin: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """Within each piece of ``pieces`` larger than two cubes, what is painted unlike most of
+    it (colour, lightness left out, more than ``CHROMA_STEP`` off the piece's median).
+
+    Why: where the floor estimate misses a patch of the print (a coloured band narrower than
+    its median), the patch is one blob with any cube standing on it, and the blob as a whole
+    is not edged like a cube and is dropped, the cube with it (a yellow cube on a pink band,
+    s003). A patch of print is one paint; a cube on it is another, and edged on its own.
+    """
+    cube_px = px_per_cm * px_per_cm
+    out = np.zeros_like(pieces)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=8)
+    for i in range(1, n):
+        x, y, w, h, a = stats[i]
+        if a < 2 * cube_px:
+            continue
+        m = labels[y:y + h, x:x + w] == i
+        cs = _chroma(rect_lin[y:y + h, x:x + w], px_per_cm)
+        paint = np.median(cs[m], axis=0)
+        other = (m & (_channel_max(np.abs(cs - paint)) > CHROMA_STEP)).astype(np.uint8)
+        out[y:y + h, x:x + w] |= _clean(other, 0.2 * cube_px)
+    return out
 
 
 def _brighter_than_near(t: np.ndarray, bg_lin: np.ndarray, shade: np.ndarray,

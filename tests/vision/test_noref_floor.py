@@ -56,3 +56,33 @@ def test_lit_floor_the_estimate_calls_shadow_is_not_a_cube_but_a_white_cube_is()
     band[:, :40] = band[:, 320:] = False
     assert np.count_nonzero(strong[band]) < 0.05 * np.count_nonzero(band)
     assert strong[190, 250]
+
+
+def test_a_cube_on_a_print_patch_the_estimate_missed_is_found_alone():
+    # a soft pink band of the print, wider than a cube, that the floor estimate did not follow:
+    # band and cube are one change, not edged like a cube as a whole
+    floor = np.array((200, 215, 235), np.float32)
+    frame = np.empty((240, 360, 3), np.float32)
+    frame[:] = floor
+    band = np.zeros((240, 360), np.float32)
+    band[120:200, 60:180] = 1.0
+    band = cv2.GaussianBlur(band, (0, 0), 8)[..., None]
+    frame = frame * (1 - band) + np.array((170, 150, 235), np.float32) * band
+    box = cv2.boxPoints(((123, 163), (PX, PX), 15.0)).astype(np.int32)
+    cv2.fillConvexPoly(frame, box, (20, 120, 150), cv2.LINE_AA)  # its shaded side
+    box = cv2.boxPoints(((120, 160), (PX, PX), 15.0)).astype(np.int32)
+    cv2.fillConvexPoly(frame, box, (40, 200, 235), cv2.LINE_AA)  # a yellow top
+    # grained: edged all over, so the top is not enclosed and the cube not outlined alone
+    top = np.zeros((240, 360), np.uint8)
+    cv2.fillConvexPoly(top, box, 1)
+    rng = np.random.default_rng(1)
+    frame[top > 0] += rng.normal(0, 12, (int(top.sum()), 3))
+    frame = _noisy(frame)
+    bg = np.empty_like(frame, np.float32)
+    bg[:] = to_linear(floor.astype(np.uint8)[None, None])[0, 0]
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert strong[160, 120]
+    _, labels = cv2.connectedComponents(strong)
+    piece = labels == labels[160, 120]
+    assert np.count_nonzero(piece) < 2.5 * PX * PX  # the cube, not the band with it
+    assert not strong[135, 75] and not strong[185, 165]
