@@ -78,6 +78,9 @@ EDGE_RUN_CM = 1.6
 # A straight edge at least this long (cm) is a shadow's or a crease, not a cube's (two cubes
 # side by side make 2 cm).
 STRAIGHT_CM = 2.5
+# A coloured sliver along the outline's side is a cube beyond it when its paint continues beyond
+# over at least this share of a footprint (``_cut_at_side``).
+SIDE_CUBE_SHARE = 0.25
 # Linear-light offset in the log for edges: twice NOISE_FLOOR (a dark channel's sensor noise
 # would otherwise edge a dark cube's whole face).
 EDGE_LOG_OFFSET = 0.02
@@ -324,24 +327,73 @@ def cube_masks(
         rect_lin, px_per_cm)
     # a lamp's hard shadow is outlined too: what the common offset said is shadow stays out
     strong |= outlined & (cast ^ 1)
+    strong |= _cut_at_side(coloured & ~band & (strong == 0), rect_lin, floor_box, px_per_cm,
+                           beyond, shade)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond)
     return strong, np.zeros_like(strong)
+
+
+def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
+                 floor_box: tuple[int, int, int, int], px_per_cm: float,
+                 sides: tuple[int, ...], shade: np.ndarray | None = None) -> np.ndarray:
+    """Cubes mostly beyond the outline, seen over the floor only as a coloured sliver along
+    its side: each such sliver with its continuation beyond (``_continued_beyond``), when that
+    continuation is a cube's worth (``SIDE_CUBE_SHARE`` of a footprint).
+
+    Why: a cube leaning on the near wall of a camera beyond that wall shows over the floor
+    only a strip of its top (s000); the strip is too thin to be edged (edges along the sides
+    are not counted: creases), so nothing was continued beyond the side and the cube was
+    lost, without a word. A coloured sliver along a side is a cube when the band beyond holds
+    a cube-sized piece of its paint, unlike the band's own (the wall, the rim).
+    """
+    x0, y0, x1, y1 = floor_box
+    cube_px = px_per_cm * px_per_cm
+    inner = np.zeros(coloured.shape, np.uint8)
+    inner[y0 + 2:y1 - 2, x0 + 2:x1 - 2] = 1
+    if not (coloured & (inner == 0)).any():
+        return inner * 0
+    k3 = np.ones((3, 3), np.uint8)
+    seeds = cv2.morphologyEx(cv2.morphologyEx(coloured.astype(np.uint8), cv2.MORPH_OPEN, k3),
+                             cv2.MORPH_CLOSE, k3)
+    n, labels, area = _components(seeds)
+    touch = np.zeros(n, bool)
+    touch[np.unique(labels[(seeds > 0) & (inner == 0)])] = True
+    touch &= area >= 0.1 * cube_px
+    touch[0] = False
+    seeds = touch[labels].astype(np.uint8)
+    if not seeds.any():
+        return seeds
+    grown = _continued_beyond(seeds, rect_lin, floor_box, px_per_cm, sides, shade)
+    out_of_box = np.ones_like(seeds)
+    out_of_box[y0:y1, x0:x1] = 0
+    n, labels = cv2.connectedComponents(grown, connectivity=8)
+    outside = np.bincount(labels[(grown > 0) & (out_of_box > 0)], minlength=n)
+    keep = outside >= SIDE_CUBE_SHARE * cube_px
+    keep[0] = False
+    return keep[labels].astype(np.uint8)
 
 
 def _edged_or_other(mask: np.ndarray, edge: np.ndarray, rect_lin: np.ndarray,
                     px_per_cm: float) -> np.ndarray:
     """The pieces of ``mask`` that are edged (``_edged``) and, inside those that are not,
     what is painted unlike most of the piece (``_other_paint``) and edged on its own."""
-    confirmed = _edged(mask, edge, px_per_cm)
-    rest = mask & (confirmed ^ 1)
-    if not rest.any():
+    labels, ok, area = _edge_support(mask, edge, px_per_cm)
+    if labels is None:
+        return mask
+    confirmed = ok[labels].astype(np.uint8)
+    big = ~ok & (area >= 2 * px_per_cm * px_per_cm)
+    big[0] = False
+    if not big.any():
         return confirmed
-    return confirmed | _edged(_other_paint(rest, rect_lin, px_per_cm), edge, px_per_cm)
+    other = _other_paint(labels, np.nonzero(big)[0], rect_lin, px_per_cm)
+    return confirmed | _edged(other, edge, px_per_cm) if other.any() else confirmed
 
 
-def _other_paint(pieces: np.ndarray, rect_lin: np.ndarray, px_per_cm: float) -> np.ndarray:
-    """Within each piece of ``pieces`` larger than two cubes, what is painted unlike most of
-    it (colour, lightness left out, more than ``CHROMA_STEP`` off the piece's median).
+def _other_paint(labels: np.ndarray, which, rect_lin: np.ndarray,
+                 px_per_cm: float) -> np.ndarray:
+    """Within each piece ``which`` of ``labels`` (pieces larger than two cubes: below that a
+    cube on them would be most of the piece), what is painted unlike most of it (colour,
+    lightness left out, more than ``CHROMA_STEP`` off the piece's median).
 
     Why: where the floor estimate misses a patch of the print (a coloured band narrower than
     its median), the patch is one blob with any cube standing on it, and the blob as a whole
@@ -349,12 +401,9 @@ def _other_paint(pieces: np.ndarray, rect_lin: np.ndarray, px_per_cm: float) -> 
     s003). A patch of print is one paint; a cube on it is another, and edged on its own.
     """
     cube_px = px_per_cm * px_per_cm
-    out = np.zeros_like(pieces)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=8)
-    for i in range(1, n):
-        x, y, w, h, a = stats[i]
-        if a < 2 * cube_px:
-            continue
+    out = np.zeros(labels.shape, np.uint8)
+    for i in which:
+        x, y, w, h = _bbox(labels == i)
         m = labels[y:y + h, x:x + w] == i
         cs = _chroma(rect_lin[y:y + h, x:x + w], px_per_cm)
         paint = np.median(cs[m], axis=0)
@@ -389,7 +438,8 @@ def _brighter_than_near(t: np.ndarray, bg_lin: np.ndarray, shade: np.ndarray,
 
 def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
                       floor_box: tuple[int, int, int, int], px_per_cm: float,
-                      sides: tuple[int, ...] = (0, 1, 2, 3)) -> np.ndarray:
+                      sides: tuple[int, ...] = (0, 1, 2, 3),
+                      shade: np.ndarray | None = None) -> np.ndarray:
     """``strong`` with its blobs that cross the floor's outline continued into the band beyond.
 
     Why: a cube leaning on a wall, or lying where the outline stops short of the crease (the
@@ -399,7 +449,8 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
     cube is one paint: beyond the outline its continuation has the colour (lightness left
     out: its sides are shaded) of its part over the floor, within ``CHROMA_STEP``, and differs
     by more than that from the band's own paint (the band's median colour along that side).
-    No further than a cube reaches from the blob.
+    No further than a cube reaches from the blob. With the shadow's tint ``shade``, unlike
+    the band's paint means off that tint too (``_off_tint``).
     """
     x0, y0, x1, y1 = floor_box
     h, w = strong.shape
@@ -420,11 +471,11 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
                          if k in sides and band.size else None)
         return paints[k]
 
-    _, labels, stats, _ = cv2.connectedComponentsWithStats(strong, connectivity=8)
+    _, labels = cv2.connectedComponents(strong, connectivity=8)
     r = round(px_per_cm)
     out = strong.copy()
     for i in np.unique(labels[ring > 0]):
-        bx, by, bw, bh = stats[i, :4]
+        bx, by, bw, bh = _bbox(labels == i)
         bx0, by0 = max(bx - r, 0), max(by - r, 0)
         bx1, by1 = min(bx + bw + r, w), min(by + bh + r, h)
         sub = (labels[by0:by1, bx0:bx1] == i).astype(np.uint8)
@@ -442,7 +493,8 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
             xs = slice(max(sx.start or 0, bx0) - bx0, max(min(sx.stop, bx1) - bx0, 0))
             if ys.stop <= ys.start or xs.stop <= xs.start or band_paint(k) is None:
                 continue
-            beyond[ys, xs] = _channel_max(np.abs(cs[ys, xs] - band_paint(k))) > CHROMA_STEP
+            unlike = _off_tint(cs[ys, xs] - band_paint(k), shade)
+            beyond[ys, xs] = _channel_max(np.abs(unlike)) > CHROMA_STEP
         near = cv2.distanceTransform(sub ^ 1, cv2.DIST_L2, 3) <= r
         cand = (cand & beyond & near).astype(np.uint8)
         cand = cv2.morphologyEx(cand, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
@@ -452,6 +504,29 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
         keep[0] = False
         out[by0:by1, bx0:bx1] |= cand & keep[lab].astype(np.uint8)
     return out
+
+
+def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
+    """(x, y, w, h) of a non-empty mask (for a few pieces this is several times cheaper than
+    OpenCV's labelling with statistics over the whole view)."""
+    ys = np.flatnonzero(mask.any(axis=1))
+    xs = np.flatnonzero(mask.any(axis=0))
+    return int(xs[0]), int(ys[0]), int(xs[-1] - xs[0] + 1), int(ys[-1] - ys[0] + 1)
+
+
+def _off_tint(diff: np.ndarray, shade: np.ndarray | None) -> np.ndarray:
+    """A difference of log colour ``diff`` (lightness out) less its part along the shadow's
+    tint: a wall in a tinted shadow is the band's own paint in the room's light, not a cube
+    (a shadowed corner of s002 read as a black cube beyond the side). Unchanged when the
+    tint is grey or unknown."""
+    if shade is None:
+        return diff
+    u = shade - shade.mean()
+    norm = float(np.linalg.norm(u))
+    if norm < 0.05:
+        return diff
+    u = (u / norm).astype(np.float32)
+    return diff - (diff @ u)[..., None] * u
 
 
 def _chroma(lin: np.ndarray, px_per_cm: float) -> np.ndarray:
@@ -497,14 +572,21 @@ def _straight(edge: np.ndarray, px_per_cm: float) -> np.ndarray:
 def _edged(mask: np.ndarray, edge: np.ndarray, px_per_cm: float) -> np.ndarray:
     """The pieces of ``mask`` with sharp ``edge`` pixels (within 2 px of them) over at least
     ``EDGE_SUPPORT_CM`` of length and ``EDGE_DENSITY`` of their area."""
+    labels, ok, _ = _edge_support(mask, edge, px_per_cm)
+    return mask if labels is None else ok[labels].astype(np.uint8)
+
+
+def _edge_support(mask: np.ndarray, edge: np.ndarray, px_per_cm: float):
+    """(labels, edged per label, area per label) of the pieces of ``mask`` (``_edged``);
+    labels None when there is no piece."""
     n, labels, area = _components(mask)
     if n <= 1:
-        return mask
+        return None, None, area
     grown = cv2.dilate(labels.astype(np.float32), np.ones((5, 5), np.uint8)).astype(np.int32)
     support = np.bincount(grown[edge > 0], minlength=n)
     ok = support >= np.maximum(EDGE_SUPPORT_CM * px_per_cm, EDGE_DENSITY * area)
     ok[0] = False
-    return ok[labels].astype(np.uint8)
+    return labels, ok, area
 
 
 def _gradient(rect_lin: np.ndarray) -> np.ndarray:

@@ -86,3 +86,48 @@ def test_a_cube_on_a_print_patch_the_estimate_missed_is_found_alone():
     piece = labels == labels[160, 120]
     assert np.count_nonzero(piece) < 2.5 * PX * PX  # the cube, not the band with it
     assert not strong[135, 75] and not strong[185, 165]
+
+
+def _near_wall_scene(cube: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A cream floor whose near side (bottom) is a wall's pale rim; with ``cube``, a red cube
+    leaning on that wall, its top showing over the floor only as a 0.3 cm strip; without, a
+    pink patch of print along the side, the floor estimate not following it."""
+    floor = np.array((170, 200, 225), np.float32)
+    frame = np.empty((240, 360, 3), np.float32)
+    frame[:] = floor
+    frame[220:] = (215, 230, 240)  # the rim beyond the side
+    if cube:
+        cv2.rectangle(frame, (110, 214), (130, 236), (35, 35, 150), -1)  # its lit top
+        cv2.rectangle(frame, (110, 232), (130, 236), (25, 25, 100), -1)  # its side
+    else:
+        frame[212:220, 100:140] = (170, 160, 230)
+    bg = np.empty_like(frame)
+    bg[:] = to_linear(floor.astype(np.uint8)[None, None])[0, 0]
+    return _noisy(frame), bg
+
+
+def test_a_cube_mostly_beyond_the_near_side_is_continued_from_its_strip_over_the_floor():
+    frame, bg = _near_wall_scene(cube=True)
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert strong[217, 120] and strong[227, 120]
+    assert np.count_nonzero(strong) < 2 * PX * PX
+
+
+def test_a_coloured_strip_along_the_side_with_nothing_beyond_is_not_a_cube():
+    frame, bg = _near_wall_scene(cube=False)
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert np.count_nonzero(strong) == 0
+
+
+def test_a_change_of_colour_along_the_shadows_tint_is_not_unlike_the_band():
+    from vision.segment import _off_tint
+
+    shade = np.array((0.6, 1.1, 1.3), np.float32)  # a lamp's shadow, tinted by the room
+    tint = shade - shade.mean()
+    along = np.array([0.8 * tint], np.float32)  # the band's paint, in the shadow
+    across = np.array([[0.3, -0.3, 0.0]], np.float32)
+    assert np.abs(_off_tint(along, shade)).max() < 1e-5
+    assert np.abs(_off_tint(across, shade)).max() > 0.22
+    # a grey shadow (or none known): nothing taken out
+    assert np.allclose(_off_tint(along, np.ones(3, np.float32)), along)
+    assert np.allclose(_off_tint(along, None), along)
