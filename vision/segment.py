@@ -200,6 +200,13 @@ def _components(mask: np.ndarray, connectivity: int = 8):
     return n, labels, np.bincount(labels.ravel(), minlength=n)
 
 
+def _labelled_with_stats(mask: np.ndarray):
+    """OpenCV's 8-connected labelling with statistics, by Grana's block algorithm: the same
+    labels and statistics as the default, three times faster on one thread (0.16 against
+    0.5 ms on the rectified view)."""
+    return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_GRANA)
+
+
 def _fill_holes(mask: np.ndarray) -> np.ndarray:
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     out = np.zeros_like(mask)
@@ -327,15 +334,17 @@ def cube_masks(
         rect_lin, px_per_cm)
     # a lamp's hard shadow is outlined too: what the common offset said is shadow stays out
     strong |= outlined & (cast ^ 1)
+    paints: dict[int, np.ndarray | None] = {}  # the bands' paints, worked out once
     strong |= _cut_at_side(coloured & ~band & (strong == 0), rect_lin, floor_box, px_per_cm,
-                           beyond, shade)
-    strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond)
+                           beyond, shade, paints)
+    strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
     return strong, np.zeros_like(strong)
 
 
 def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
                  floor_box: tuple[int, int, int, int], px_per_cm: float,
-                 sides: tuple[int, ...], shade: np.ndarray | None = None) -> np.ndarray:
+                 sides: tuple[int, ...], shade: np.ndarray | None = None,
+                 paints: dict[int, np.ndarray | None] | None = None) -> np.ndarray:
     """Cubes mostly beyond the outline, seen over the floor only as a coloured sliver along
     its side: each such sliver with its continuation beyond (``_continued_beyond``), when that
     continuation is a cube's worth (``SIDE_CUBE_SHARE`` of a footprint).
@@ -343,8 +352,9 @@ def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
     Why: a cube leaning on the near wall of a camera beyond that wall shows over the floor
     only a strip of its top (s000); the strip is too thin to be edged (edges along the sides
     are not counted: creases), so nothing was continued beyond the side and the cube was
-    lost, without a word. A coloured sliver along a side is a cube when the band beyond holds
-    a cube-sized piece of its paint, unlike the band's own (the wall, the rim).
+    lost, without a word. A coloured sliver along a side (reaching less than a cube's width
+    in: a cube mostly beyond) is a cube when the band beyond holds a cube-sized piece of its
+    paint, unlike the band's own (the wall, the rim).
     """
     x0, y0, x1, y1 = floor_box
     cube_px = px_per_cm * px_per_cm
@@ -359,11 +369,14 @@ def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
     touch = np.zeros(n, bool)
     touch[np.unique(labels[(seeds > 0) & (inner == 0)])] = True
     touch &= area >= 0.1 * cube_px
+    # a cube mostly beyond the side reaches less than a cube's width over the floor
+    r = round(px_per_cm)
+    touch[np.unique(labels[y0 + r:y1 - r, x0 + r:x1 - r])] = False
     touch[0] = False
     seeds = touch[labels].astype(np.uint8)
     if not seeds.any():
         return seeds
-    grown = _continued_beyond(seeds, rect_lin, floor_box, px_per_cm, sides, shade)
+    grown = _continued_beyond(seeds, rect_lin, floor_box, px_per_cm, sides, shade, paints)
     out_of_box = np.ones_like(seeds)
     out_of_box[y0:y1, x0:x1] = 0
     n, labels = cv2.connectedComponents(grown, connectivity=8)
@@ -439,7 +452,8 @@ def _brighter_than_near(t: np.ndarray, bg_lin: np.ndarray, shade: np.ndarray,
 def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
                       floor_box: tuple[int, int, int, int], px_per_cm: float,
                       sides: tuple[int, ...] = (0, 1, 2, 3),
-                      shade: np.ndarray | None = None) -> np.ndarray:
+                      shade: np.ndarray | None = None,
+                      paints: dict[int, np.ndarray | None] | None = None) -> np.ndarray:
     """``strong`` with its blobs that cross the floor's outline continued into the band beyond.
 
     Why: a cube leaning on a wall, or lying where the outline stops short of the crease (the
@@ -450,7 +464,8 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
     out: its sides are shaded) of its part over the floor, within ``CHROMA_STEP``, and differs
     by more than that from the band's own paint (the band's median colour along that side).
     No further than a cube reaches from the blob. With the shadow's tint ``shade``, unlike
-    the band's paint means off that tint too (``_off_tint``).
+    the band's paint means off that tint too (``_off_tint``). ``paints``: the bands' paints
+    worked out so far for this frame (filled in here; shared between calls).
     """
     x0, y0, x1, y1 = floor_box
     h, w = strong.shape
@@ -461,7 +476,7 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
         return strong
     zones = ((slice(0, y0), slice(x0, x1)), (slice(y0, y1), slice(x1, w)),
              (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0)))
-    paints: dict[int, np.ndarray | None] = {}
+    paints = {} if paints is None else paints
 
     def band_paint(k: int) -> np.ndarray | None:
         # the band's median colour, from every third pixel (a median needs no more)
@@ -512,6 +527,24 @@ def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
     ys = np.flatnonzero(mask.any(axis=1))
     xs = np.flatnonzero(mask.any(axis=0))
     return int(xs[0]), int(ys[0]), int(xs[-1] - xs[0] + 1), int(ys[-1] - ys[0] + 1)
+
+
+def _bboxes(labels: np.ndarray, which: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """(x, y, w, h) of each label in ``which`` (non-empty labels of ``labels``), from their
+    pixels alone: for a few small pieces far cheaper than statistics over every label."""
+    if len(which) == 0:
+        return []
+    sel = np.zeros(int(labels.max()) + 1, bool)
+    sel[which] = True
+    ys, xs = np.nonzero(sel[labels])
+    lab = labels[ys, xs]
+    order = np.argsort(lab, kind="stable")
+    ys, xs, lab = ys[order], xs[order], lab[order]
+    starts = np.searchsorted(lab, which)
+    x0, x1 = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
+    y0, y1 = np.minimum.reduceat(ys, starts), np.maximum.reduceat(ys, starts)
+    return [(int(a), int(b), int(c - a + 1), int(d - b + 1))
+            for a, b, c, d in zip(x0, y0, x1, y1, strict=True)]
 
 
 def _off_tint(diff: np.ndarray, shade: np.ndarray | None) -> np.ndarray:
@@ -649,8 +682,8 @@ class Outlines:
         keep[0] = False
         self.edge = keep[labels].astype(np.uint8)
         self.closed = cv2.morphologyEx(self.edge, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-        n, self.labels, self.stats, _ = cv2.connectedComponentsWithStats(
-            1 - self.closed, connectivity=4)
+        # (labels and areas only: OpenCV's statistics cost twice the labelling)
+        n, self.labels, self.area = _components(1 - self.closed, connectivity=4)
         self.inner = np.ones(n, bool)
         self.inner[0] = False
         for side in (self.labels[0], self.labels[-1], self.labels[:, 0], self.labels[:, -1]):
@@ -673,7 +706,7 @@ class Outlines:
         edge, grain) opened away."""
         ppc = self.px_per_cm
         cube_px = ppc * ppc
-        area = self.stats[:, cv2.CC_STAT_AREA]
+        area = self.area
         face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
         faces = face[self.labels].astype(np.uint8)
         # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
@@ -690,12 +723,12 @@ class Outlines:
             return self._top_cache
         ppc = self.px_per_cm
         cube_px = ppc * ppc
-        area = self.stats[:, cv2.CC_STAT_AREA]
+        area = self.area
         lo, hi = TOP_AREA_CM2
         cand = np.nonzero(self.inner & (area >= lo * cube_px) & (area <= hi * cube_px))[0]
+        boxes = _bboxes(self.labels, cand)
         out = []
-        for i in cand:
-            x, y, w, h = self.stats[i, :4]
+        for i, (x, y, w, h) in zip(cand, boxes, strict=True):
             m = (self.labels[y:y + h, x:x + w] == i).astype(np.uint8)
             cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
             c = max(cnts, key=cv2.contourArea)
@@ -719,7 +752,7 @@ class Outlines:
 
     def top_mask(self) -> np.ndarray:
         """The top faces' pieces with the edges around them (uint8, rectified view)."""
-        sel = np.zeros(len(self.stats), bool)
+        sel = np.zeros(len(self.area), bool)
         sel[[i for i, _, _ in self._tops()]] = True
         faces = sel[self.labels].astype(np.uint8)
         rim = max(1, round(0.1 * self.px_per_cm))
@@ -835,7 +868,7 @@ def _add_pieces(dst: np.ndarray, pieces: np.ndarray, max_area: float,
     piece (shaded sides and shadow around an unchanged top) as its convex hull, filled only
     over the floor (``floor_box``, when given: a piece reaching onto a wall's face is a shadow
     on it there, nothing to fill)."""
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=8)
+    n, labels, stats, _ = _labelled_with_stats(pieces)
     for i in range(1, n):
         x, y, w, h, a = stats[i]
         if a > max_area:
