@@ -81,6 +81,8 @@ STRAIGHT_CM = 2.5
 # A coloured sliver along the outline's side is a cube beyond it when its paint continues beyond
 # over at least this share of a footprint (``_cut_at_side``).
 SIDE_CUBE_SHARE = 0.25
+# A piece wholly beyond a side is a cube when it covers this many footprints (``_wholly_beyond``).
+WHOLLY_BEYOND_CUBES = (0.5, 2.5)
 # Linear-light offset in the log for edges: twice NOISE_FLOOR (a dark channel's sensor noise
 # would otherwise edge a dark cube's whole face).
 EDGE_LOG_OFFSET = 0.02
@@ -338,7 +340,72 @@ def cube_masks(
     strong |= _cut_at_side(coloured & ~band & (strong == 0), rect_lin, floor_box, px_per_cm,
                            beyond, shade, paints)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
+    strong |= _wholly_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, shade)
     return strong, np.zeros_like(strong)
+
+
+def _wholly_beyond(strong: np.ndarray, rect_lin: np.ndarray,
+                   floor_box: tuple[int, int, int, int], px_per_cm: float,
+                   sides: tuple[int, ...], shade: np.ndarray | None) -> np.ndarray:
+    """Cube-sized pieces wholly beyond a side (not the tower's) that touch the floor's
+    outline, painted unlike that side's band (off the shadow's tint), with the outline's pixels
+    they touch.
+
+    Why: a cube leaning on the near wall of a camera beyond that wall can show nothing over
+    the floor (s000/drop09: a blue and a green cube above the rim line, lost without a word).
+    The band beyond a side is one paint in its own light (wall, rim); a cube there is another
+    paint, a cube's size (``WHOLLY_BEYOND_CUBES`` of a footprint) and thickness, and stands on
+    the outline in the picture. The outline's pixels it touches join it, so that the counter
+    sees it run onto the floor and counts it flagged at the tray's edge.
+    """
+    x0, y0, x1, y1 = floor_box
+    h, w = strong.shape
+    cube_px = px_per_cm * px_per_cm
+    lo, hi = WHOLLY_BEYOND_CUBES
+    r = round(px_per_cm)
+    # the band one cube deep beyond each side (a cube wholly beyond but touching the outline
+    # lies within it)
+    zones = ((slice(max(y0 - r, 0), y0), slice(x0, x1)), (slice(y0, y1), slice(x1, min(x1 + r, w))),
+             (slice(y1, min(y1 + r, h)), slice(x0, x1)), (slice(y0, y1), slice(max(x0 - r, 0), x0)))
+    out = np.zeros_like(strong)
+    near = np.zeros_like(strong)
+    near[max(y0 - 2, 0):y1 + 2, max(x0 - 2, 0):x1 + 2] = 1
+    near[y0 + 2:y1 - 2, x0 + 2:x1 - 2] = 0
+    k5 = np.ones((5, 5), np.uint8)
+    # what touches a blob already found and is of its paint is that blob's (its
+    # continuation was judged, and stops where its cube ends: beyond, a run of its paint is
+    # another cube out of the tray); another paint beside it is another cube
+    cache: list[np.ndarray] = []
+
+    def cs_full() -> np.ndarray:
+        if not cache:
+            cache.append(_chroma(rect_lin, px_per_cm))
+        return cache[0]
+
+    for k, (sy, sx) in enumerate(zones):
+        if k not in sides or sy.stop <= sy.start or sx.stop <= sx.start:
+            continue
+        cs = _chroma(rect_lin[sy, sx], px_per_cm)
+        paint = np.median(cs[::3, ::3].reshape(-1, 3), axis=0)
+        unlike = _channel_max(np.abs(_off_tint(cs - paint, shade))) > CHROMA_STEP
+        piece = cv2.morphologyEx(unlike.astype(np.uint8), cv2.MORPH_OPEN, k5)
+        piece &= strong[sy, sx] ^ 1
+        n, labels, area = _components(piece)
+        for i in range(1, n):
+            if not lo * cube_px <= area[i] <= hi * cube_px:
+                continue
+            mk = (labels == i).astype(np.uint8)
+            if not (mk & near[sy, sx]).any():
+                continue
+            framed = cv2.copyMakeBorder(mk, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+            if cv2.distanceTransform(framed, cv2.DIST_L2, 3).max() < 0.3 * px_per_cm:
+                continue  # thinner than 0.6 cm: a side, a halo, a streak (no whole cube)
+            m = np.zeros_like(strong)
+            m[sy, sx] = mk
+            if _same_paint_as_touched(m, strong, cs_full(), k5):
+                continue
+            out |= m | (cv2.dilate(m, k5) & near)
+    return out
 
 
 def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
@@ -545,6 +612,25 @@ def _bboxes(labels: np.ndarray, which: np.ndarray) -> list[tuple[int, int, int, 
     y0, y1 = np.minimum.reduceat(ys, starts), np.maximum.reduceat(ys, starts)
     return [(int(a), int(b), int(c - a + 1), int(d - b + 1))
             for a, b, c, d in zip(x0, y0, x1, y1, strict=True)]
+
+
+def _same_paint_as_touched(piece: np.ndarray, strong: np.ndarray, chroma: np.ndarray,
+                           kernel: np.ndarray) -> bool:
+    """Whether ``piece`` touches ``strong`` where that is painted like the piece (a quarter of
+    the piece within ``CHROMA_STEP`` of the median colour of the blob's interior nearby)."""
+    if not (cv2.dilate(piece, kernel) & strong).any():
+        return False
+    # the touched blob's paint from its interior near the piece (its rim is blurred with
+    # what lies around it)
+    side = 2 * kernel.shape[0] + 1
+    ring = cv2.dilate(piece, np.ones((side, side), np.uint8)) & cv2.erode(strong, kernel)
+    if not ring.any():
+        return True  # touches only a sliver: nothing of another paint to tell it from
+    # a piece's own paint is blurred with the band's over a good part of it: of the blob's
+    # paint when a good part of it (a quarter) is within ``CHROMA_STEP`` of the blob's
+    b = np.median(chroma[ring > 0], axis=0)
+    alike = _channel_max(np.abs(chroma[piece > 0] - b)) < CHROMA_STEP
+    return bool(alike.mean() >= 0.25)
 
 
 def _off_tint(diff: np.ndarray, shade: np.ndarray | None) -> np.ndarray:

@@ -131,3 +131,35 @@ def test_a_change_of_colour_along_the_shadows_tint_is_not_unlike_the_band():
     # a grey shadow (or none known): nothing taken out
     assert np.allclose(_off_tint(along, np.ones(3, np.float32)), along)
     assert np.allclose(_off_tint(along, None), along)
+
+
+def _rim_scene(blue_at: int | None, thin: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """A cream floor, the near wall's pale rim beyond the bottom side; a blue cube wholly on
+    the rim's side of the outline, its near edge ``blue_at`` px below the side; with ``thin``,
+    a blue streak 4 px wide instead."""
+    floor = np.array((170, 200, 225), np.float32)
+    frame = np.empty((240, 360, 3), np.float32)
+    frame[:] = floor
+    frame[220:] = (215, 230, 240)
+    if blue_at is not None:
+        bottom = 240 if not thin else 220 + blue_at + 4
+        cv2.rectangle(frame, (150, 220 + blue_at), (170 if not thin else 190, bottom),
+                      (170, 75, 45), -1)
+    bg = np.empty_like(frame)
+    bg[:] = to_linear(floor.astype(np.uint8)[None, None])[0, 0]
+    return _noisy(frame), bg
+
+
+def test_a_cube_wholly_beyond_the_near_side_touching_it_is_kept_with_the_outline_it_touches():
+    frame, bg = _rim_scene(0)
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert strong[230, 160]
+    assert strong[218, 160]  # the outline's pixels it stands on: the counter sees it run on
+    assert np.count_nonzero(strong) < 2 * PX * PX
+
+
+def test_nothing_beyond_the_side_that_does_not_touch_it_or_is_a_streak():
+    for scene in (_rim_scene(8), _rim_scene(0, thin=True), _rim_scene(None)):
+        frame, bg = scene
+        strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+        assert np.count_nonzero(strong) == 0
