@@ -160,10 +160,12 @@ def _log_change(
     lr = _log(rect_lin + NOISE_FLOOR) - _log(bg_lin + NOISE_FLOOR)
     if clipped is not None:
         lr[clipped] = 0.0
-    d = np.ones(3, np.float32) if shade is None else shade
-    t = (lr @ d) / float(d @ d)
-    chroma = _channel_max(np.abs(lr - t[..., None] * d))
-    return t, chroma
+    d = (np.ones(3, np.float32) if shade is None else shade).astype(np.float32)
+    dd = float(d @ d)
+    # (as per-pixel 3 x 3 transforms: several times faster than numpy's broadcasting)
+    t = cv2.transform(lr, (d / dd).reshape(1, 3))
+    off = cv2.transform(lr, (np.eye(3, dtype=np.float32) - np.outer(d, d) / dd).astype(np.float32))
+    return t, _channel_max(np.abs(off))
 
 
 def _off_shadow_plane(lr: np.ndarray, shade: np.ndarray) -> np.ndarray | None:
@@ -756,7 +758,9 @@ class Outlines:
         overall = float(np.median(gs))
         typical = np.array([np.median(gs[idx == b]) if share[b] >= 0.5 * ls.size / bins
                             else overall for b in range(bins)], np.float32)
-        pix = np.clip(np.searchsorted(cuts, lum, side="right") - 1, 0, bins - 1)
+        # each pixel's band: how many inner cuts lie at or below its lightness (as searchsorted,
+        # several times faster on the whole view)
+        pix = sum((lum >= c).astype(np.uint8) for c in cuts[1:bins])
         thresh = np.maximum(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * typical[pix])
         # hysteresis: weaker edges count where they continue a strong one (a cube's outline
         # against a floor of nearly its own light)
