@@ -280,7 +280,11 @@ def cube_masks(
     plus what sharp edges outline that the floor estimate missed (``outlines``, computed here
     when not given; when given, built on this frame, and its linear light is used again).
     ``beyond``: the sides (top, right, bottom, left) across which a blob is continued
-    (``_continued_beyond``; not the tower's, whose band is no single paint).
+    (``_continued_beyond``; not the tower's, whose band is no single paint), a coloured sliver
+    along the side too (``_cut_at_side``), and beyond which a cube standing on the outline is
+    taken (``_wholly_beyond``). Brightening is judged against the lit floor nearby
+    (``_brighter_than_near``), and inside a piece not edged as a whole, a cube of another
+    paint on its own (``_edged_or_other``).
     """
     if outlines is not None and outlines.lin.shape[:2] == rect.shape[:2]:
         rect_lin = outlines.lin  # the same frame's linear light: not worked out twice
