@@ -141,3 +141,16 @@ def test_a_nonlinear_exposure_change_is_not_a_cube():
     strong, weak = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX,
                               have_reference=True)
     assert strong.sum() + weak.sum() < 0.2 * PX * PX
+
+
+def test_piece_boxes_and_fast_labels_match_opencvs_statistics():
+    from vision.segment import _bboxes, _labelled_with_stats
+
+    rng = np.random.default_rng(3)
+    mask = (rng.random((60, 90)) < 0.3).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    n2, labels2, stats2, _ = _labelled_with_stats(mask)
+    assert n2 == n and np.array_equal(labels2, labels) and np.array_equal(stats2, stats)
+    which = np.arange(1, n, 3)
+    assert _bboxes(labels, which) == [tuple(int(v) for v in stats[i, :4]) for i in which]
+    assert _bboxes(labels, np.array([], int)) == []
