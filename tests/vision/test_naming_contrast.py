@@ -1,0 +1,46 @@
+"""The camera's tone curve: a frame whose camera spreads the cubes' lightness further apart than
+the references (another gamma) is still named right."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.colours import FLOOR_ALBEDO, ColourModel, linear_from_lab, toned
+from vision.reading import COLOURS
+
+MODEL = ColourModel.default()
+
+
+def _frame(colours, contrast: float, print_gain: float) -> list[dict]:
+    """Cubes of these colours as a camera of this contrast (relative to the assumed gamma 2.2)
+    reads their ratios to a print ``print_gain`` times darker than assumed."""
+    lin = np.maximum(linear_from_lab(np.array([MODEL.refs[c] for c in colours])), 1e-4)
+    ratios = FLOOR_ALBEDO * (lin / FLOOR_ALBEDO * print_gain) ** contrast
+    return [{"ratio": r.astype(np.float32)} for r in ratios]
+
+
+def _names(cubes):
+    MODEL.name_cubes(cubes)
+    return [COLOURS[int(np.argmax(c["p"]))] for c in cubes]
+
+
+@pytest.mark.parametrize(("colours", "contrast", "print_gain"), [
+    # a flat camera (gamma about 3.7) over a pale print: blue, black and white all read as
+    # dim greys, and one lightness factor made all three black
+    (("blue", "black", "white"), 0.6, 0.5),
+    # a steep camera (gamma about 1.4) over a dark print: black read far too dark against red,
+    # green and white, which one lightness factor could not all match (green came out yellow)
+    (("black", "red", "green", "white"), 1.6, 3.0),
+])
+def test_a_camera_of_another_contrast_names_every_colour(colours, contrast, print_gain):
+    cubes = _frame(colours, contrast, print_gain)
+    assert _names(cubes) == list(colours)
+    assert np.log(cubes[0]["contrast"]) == pytest.approx(-np.log(contrast), abs=0.2)
+
+
+def test_toned_keeps_the_floor_and_raises_the_ratio_to_the_contrast():
+    r = np.array([[FLOOR_ALBEDO] * 3, [FLOOR_ALBEDO * 4] * 3], np.float32)
+    out = toned(r, 0.5)
+    assert out[0] == pytest.approx([FLOOR_ALBEDO] * 3)
+    assert out[1] == pytest.approx([FLOOR_ALBEDO * 2] * 3, rel=1e-4)
