@@ -114,6 +114,10 @@ SHADE_SIGMA = 0.25
 # prior sd: the few per cent a paint or varnish mirrors at most.
 VEILS = (0.0, 0.02, 0.04, 0.06, 0.08)
 VEIL_SIGMA = 0.04
+# The darkest print the lightness fit allows for, as a factor on the cube / floor ratio over the
+# pale print assumed (FLOOR_ALBEDO 0.6): black felt or dark-stained wood reflects 3-5 %.
+DARK_PRINT = 0.6 / 0.035
+
 # The camera's tone curve is not known: 8-bit values are taken as light ** (1 / 2.2), but
 # cameras apply the sRGB curve, their own S-curves or a film-like curve, whose slope (gamma)
 # ranges from about 1.6 to 3. A curve of another gamma turns every cube / floor ratio r into
@@ -420,6 +424,11 @@ class ColourModel:
         tint_sigma = self.tint_sigma if tint_sigma is None else tint_sigma
         veils = VEILS if veils is None else veils
         span_k = min(1.6, 3.0 * light_sigma)
+        # a print may be far darker than the pale one assumed (a ratio up to DARK_PRINT times
+        # larger), hardly lighter: the range reaches further up, at the same step
+        more = max(0, int(np.ceil((min(np.log(DARK_PRINT), 3.0 * light_sigma) - span_k)
+                                  / (span_k / 4))))
+        top_k, n_k = span_k * (1 + more / 4), 9 + more
         span_t = min(0.5, 3.0 * tint_sigma)
 
         def best(ks, tbs, trs, v):
@@ -433,7 +442,7 @@ class ColourModel:
         # the whole range coarsely (no local minimum to be caught in), then finely around
         # the best, then the sheen, then the tint again
         if start is None:
-            k, b_, r_, cost = best(np.linspace(-span_k, span_k, 9),
+            k, b_, r_, cost = best(np.linspace(-span_k, top_k, n_k),
                                    np.linspace(-span_t, span_t, 5),
                                    np.linspace(-span_t, span_t, 5), 0.0)
         else:

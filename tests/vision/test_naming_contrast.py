@@ -44,3 +44,12 @@ def test_toned_keeps_the_floor_and_raises_the_ratio_to_the_contrast():
     out = toned(r, 0.5)
     assert out[0] == pytest.approx([FLOOR_ALBEDO] * 3)
     assert out[1] == pytest.approx([FLOOR_ALBEDO * 2] * 3, rel=1e-4)
+
+
+@pytest.mark.parametrize("colours", [("green", "green"), ("red", "green")])
+def test_cubes_on_a_very_dark_print_are_named(colours):
+    # a print of about 6 % albedo (black felt, dark-stained wood) makes every ratio 10 times
+    # the pale print's: beyond the lightness factor's old range (5 x, 7 x refined), two greens
+    # read yellow
+    cubes = _frame(colours, 1.0, 10.0)
+    assert _names(cubes) == list(colours)
