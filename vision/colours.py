@@ -127,6 +127,9 @@ DARK_PRINT = 0.6 / 0.035
 CONTRAST_SPAN = 0.6
 CONTRAST_SIGMA = 0.3
 CONTRAST_STEPS = 5
+# Another contrast's fit whose cost (a sum of squared spreads and prior terms) is within this of
+# the best is as plausible (a likelihood ratio of e) and may flag the cubes it names otherwise.
+FIT_OPEN = 2.0
 # Cubes of one lightness are the lightness factor's to explain: all the contrast could add is
 # a trade of their chroma against the print's (three blue bricks on a pale print read as bluish
 # blacks). It is only fitted to frames whose cubes' luminance ratios span more than this (log;
@@ -243,7 +246,8 @@ class ColourModel:
         g = np.asarray(gains, np.float32).reshape(-1, 3)
         n, ng = len(ratios), len(g)
         m = ratios[None, :, :] / g[:, None, :]
-        if veil:
+        veil = np.asarray(veil, np.float32).reshape(-1, 1, 1)  # one, or one per row of gains
+        if veil.any():
             m = np.maximum(m - veil * self._white_linear(), 1e-4)
         labs = lab_from_linear(m.reshape(-1, 3)).reshape(ng, n, 3)
         ref, sds = self.matrix(), self.sds()
@@ -387,6 +391,7 @@ class ColourModel:
         veils=None,
         names=None,
         contrasts=None,
+        others: list | None = None,
     ) -> tuple[np.ndarray, float, float]:
         """``fit_frame`` plus the camera's contrast (see ``toned``): (gains, veil, contrast).
 
@@ -405,12 +410,18 @@ class ColourModel:
         if float(lum.max() - lum.min()) < CONTRAST_MIN_SPAN:
             contrasts = (1.0,)
         best_c, best_cost, start = 1.0, np.inf, None
+        scans = []
         for c in contrasts:
             *klt, cost = self._fit_gains(toned(ratios, c), light_sigma, tint_sigma, low,
                                          over**c, (0.0,), names, coarse_only=True)
             cost += (np.log(c) / CONTRAST_SIGMA) ** 2
+            scans.append((cost, float(c), klt))
             if cost < best_cost:
                 best_c, best_cost, start = float(c), cost, klt
+        if others is not None:  # the other contrasts that fit about as well, coarsely
+            others += [(c, np.exp(np.array([k + b, k, k + r], np.float32)))
+                       for cost, c, (k, b, r) in scans
+                       if c != best_c and cost <= best_cost + FIT_OPEN]
         gains, veil, _ = self._fit_gains(toned(ratios, best_c), light_sigma, tint_sigma, low,
                                          over**best_c, veils, names, start=start)
         return gains, veil, best_c
@@ -456,8 +467,9 @@ class ColourModel:
         v = 0.0
         if len(veils) > 1:
             g = np.exp(np.array([[k + b_, k, k + r_]]))
-            costs = [float(self._costs(ratios, g, low, high, x, names)[0])
-                     + (x / VEIL_SIGMA) ** 2 for x in veils]
+            vs = np.asarray(veils, np.float32)
+            costs = (self._costs(ratios, np.repeat(g, len(vs), axis=0), low, high, vs, names)
+                     + (vs / VEIL_SIGMA) ** 2)
             v = float(veils[int(np.argmin(costs))])
             if v:
                 fine = np.linspace(-step_t / 2, step_t / 2, 3)
@@ -488,7 +500,10 @@ class ColourModel:
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         over = floor_over(cubes, high)
         fit = _fit_set(cubes)
-        gains, veil, contrast = self.fit_light(ratios[fit], low=low[fit], high=over[fit])
+        others: list = []
+        gains, veil, contrast = self.fit_light(ratios[fit], low=low[fit], high=over[fit],
+                                               others=others)
+        raw_ratios, raw_over = ratios, over
         ratios, over = toned(ratios, contrast), over**contrast
         _, labs = self.ratio_distances(ratios, gains[None], low, over, veil)
         dist = self.shaded_distances(ratios, gains, low, over, veil)
@@ -497,10 +512,11 @@ class ColourModel:
             dist = np.minimum(dist, self._glare_distances(ratios, gains, low, over, glare, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
+        near = self._other_fits(raw_ratios, low, raw_over, others, dist[0])
         hinges = self._light_hinges(cubes, ratios, gains, low, over, veil, dist[0])
         warnings = []
         for i, c in enumerate(cubes):
-            c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], dist[0, i], gains
+            c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], near[i], gains
             c["veil"], c["contrast"] = veil, contrast
             c["light_unsure"] = bool(hinges[i])
             if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
@@ -508,6 +524,28 @@ class ColourModel:
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
                                 "the floor around it: its colour is hard to tell")
         return warnings
+
+    def _other_fits(self, ratios, low, over, others, dist) -> np.ndarray:
+        """Distances (N, 7) as ``dist``, but each colour other than a cube's best as near as
+        any of the frame's other plausible fits (``others``: (contrast, gains) pairs whose
+        coarse cost came within FIT_OPEN of the best) brings it.
+
+        Why: a frame of a few cubes often fits about as well under two contrasts (or prints),
+        and a name that holds under one but not the other is a guess, however clear it looks
+        under the chosen one (s001/drop02: the brown on the wood print is brown at the
+        assumed contrast, black at a steeper one that fits 0.3 better). The counter flags a
+        cube whose second colour comes within a spread of its best (``BETWEEN_SD``); the name
+        itself still comes from the best fit.
+        """
+        out = dist.copy()
+        best = dist.argmin(axis=1)
+        rows = np.arange(len(dist))
+        for c, g in others:
+            d = self.shaded_distances(toned(ratios, c), g, low, over**c)
+            keep = out[rows, best]
+            out = np.minimum(out, d)
+            out[rows, best] = keep
+        return out
 
     def _light_hinges(self, cubes, ratios, gains, low, over, veil, dist) -> np.ndarray:
         """Per cube, whether its name hangs on light the floor reading cannot give (bool).

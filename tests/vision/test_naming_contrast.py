@@ -53,3 +53,21 @@ def test_cubes_on_a_very_dark_print_are_named(colours):
     # read yellow
     cubes = _frame(colours, 1.0, 10.0)
     assert _names(cubes) == list(colours)
+
+
+def test_a_name_another_plausible_fit_changes_brings_the_second_colour_near():
+    # one brown cube read by the chosen fit; another fit of the frame (a steeper contrast,
+    # darker) that fits about as well would call it black: black's distance must come within
+    # a spread of brown's (the counter's "between" flag), brown's own stays as it was
+    brown = np.maximum(linear_from_lab(np.array([MODEL.refs["brown"]])), 1e-4)
+    black = np.maximum(linear_from_lab(np.array([MODEL.refs["black"]])), 1e-4)
+    ratios = brown.astype(np.float32)
+    dist = MODEL.shaded_distances(ratios, np.ones(3, np.float32))
+    gains = (brown / black)[0].astype(np.float32)  # this fit reads the brown as black
+    low = np.zeros((1, 3), bool)
+    over = np.ones((1, 3), np.float32)
+    near = MODEL._other_fits(ratios, low, over, [(1.0, gains)], dist)
+    b, k = COLOURS.index("brown"), COLOURS.index("black")
+    assert dist[0].argmin() == b and dist[0, k] > dist[0, b] + 1.0
+    assert near[0, b] == dist[0, b]
+    assert near[0, k] < near[0, b] + 1.0
