@@ -211,6 +211,9 @@ class ColourModel:
     # default (any print, any light); narrow once a calibration drop measured this session's.
     light_sigma: float = 0.6
     tint_sigma: float = 0.2
+    # Whether each frame's fit looks for the camera's contrast (``toned``): not once a
+    # calibration drop has put the references into this session's camera's own reading.
+    fit_contrast: bool = True
 
     @classmethod
     def default(cls) -> ColourModel:
@@ -403,6 +406,8 @@ class ColourModel:
         ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
         if len(ratios) == 0:
             return np.ones(3, np.float32), 0.0, 1.0
+        if contrasts is None and not self.fit_contrast:
+            contrasts = (1.0,)
         if contrasts is None:
             contrasts = np.exp(np.linspace(-CONTRAST_SPAN, CONTRAST_SPAN, CONTRAST_STEPS))
         over = _over(high, len(ratios))
@@ -577,6 +582,7 @@ class ColourModel:
             "spread": {k: [float(x) for x in v] for k, v in self.spread.items()},
             "light_sigma": float(self.light_sigma),
             "tint_sigma": float(self.tint_sigma),
+            "fit_contrast": bool(self.fit_contrast),
         }
 
     @classmethod
@@ -591,6 +597,7 @@ class ColourModel:
             spread,
             float(d.get("light_sigma", cls.light_sigma)),
             float(d.get("tint_sigma", cls.tint_sigma)),
+            bool(d.get("fit_contrast", cls.fit_contrast)),
         )
 
 

@@ -71,3 +71,24 @@ def test_a_name_another_plausible_fit_changes_brings_the_second_colour_near():
     assert dist[0].argmin() == b and dist[0, k] > dist[0, b] + 1.0
     assert near[0, b] == dist[0, b]
     assert near[0, k] < near[0, b] + 1.0
+
+
+def test_a_calibrated_session_keeps_its_camera_contrast(tmp_path):
+    # a calibration drop was read through this session's camera: its references hold the
+    # camera's contrast, so a frame is not refitted with another one (and it survives saving)
+    import synth
+
+    from vision.calibration import Calibration, calibrate_from_drop
+
+    scene = synth.Scene(cubes=synth.scatter(list(COLOURS), seed=9))
+    frame, truth = synth.render(scene)
+    ref, _ = synth.render(scene, with_cubes=False)
+    cal = calibrate_from_drop(frame, synth.counts(truth), ref)
+    assert not cal.colours.fit_contrast
+    cal.save(tmp_path / "c.json")
+    back = Calibration.load(tmp_path / "c.json").colours
+    assert not back.fit_contrast
+    cubes = _frame(("black", "red", "green", "white"), 1.6, 3.0)
+    back.name_cubes(cubes)
+    assert cubes[0]["contrast"] == 1.0
+    assert ColourModel.default().fit_contrast
