@@ -183,4 +183,7 @@ def calibrate_from_drop(
     new = refine_colours(rebased(model, gains, veil), samples, weight)
     new.light_sigma = min(model.light_sigma, CALIBRATED_LIGHT_SIGMA)
     new.tint_sigma = min(model.tint_sigma, CALIBRATED_TINT_SIGMA)
+    # the drop's cubes were read through this session's camera: its contrast is in the
+    # references now, and a frame of few cubes fitting another would only trade it for colour
+    new.fit_contrast = False
     return Calibration(cal.corners, new)

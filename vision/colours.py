@@ -114,6 +114,37 @@ SHADE_SIGMA = 0.25
 # prior sd: the few per cent a paint or varnish mirrors at most.
 VEILS = (0.0, 0.02, 0.04, 0.06, 0.08)
 VEIL_SIGMA = 0.04
+# The darkest print the lightness fit allows for, as a factor on the cube / floor ratio over the
+# pale print assumed (FLOOR_ALBEDO 0.6): black felt or dark-stained wood reflects 3-5 %.
+DARK_PRINT = 0.6 / 0.035
+
+# The camera's tone curve is not known: 8-bit values are taken as light ** (1 / 2.2), but
+# cameras apply the sRGB curve, their own S-curves or a film-like curve, whose slope (gamma)
+# ranges from about 1.6 to 3. A curve of another gamma turns every cube / floor ratio r into
+# r ** c with c = 2.2 / gamma (the floor, r = 1, stays put): a contrast factor per frame,
+# searched within exp(+-CONTRAST_SPAN) and held near 1 by a log-normal prior of sd
+# CONTRAST_SIGMA (gamma 1.6-3 is log c within +-0.32, about one sd).
+CONTRAST_SPAN = 0.6
+CONTRAST_SIGMA = 0.3
+CONTRAST_STEPS = 5
+# Another contrast's fit whose cost (a sum of squared spreads and prior terms) is within this of
+# the best is as plausible (a likelihood ratio of e) and may flag the cubes it names otherwise.
+FIT_OPEN = 2.0
+# Cubes of one lightness are the lightness factor's to explain: all the contrast could add is
+# a trade of their chroma against the print's (three blue bricks on a pale print read as bluish
+# blacks). It is only fitted to frames whose cubes' luminance ratios span more than this (log;
+# a factor 2, less than any two colours' but black and brown, blue and red).
+CONTRAST_MIN_SPAN = float(np.log(2.0))
+
+
+def toned(ratios: np.ndarray, contrast: float) -> np.ndarray:
+    """Cube/floor ratios (scaled by FLOOR_ALBEDO) as a camera of contrast ``contrast`` times
+    the assumed one would read them: the raw ratio to the floor raised to that power, so that
+    the floor itself (raw ratio 1) is unchanged."""
+    if contrast == 1.0:
+        return ratios
+    raw = np.maximum(np.asarray(ratios, np.float32) / FLOOR_ALBEDO, 1e-6)
+    return (FLOOR_ALBEDO * raw**contrast).astype(np.float32)
 
 
 def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
@@ -180,6 +211,9 @@ class ColourModel:
     # default (any print, any light); narrow once a calibration drop measured this session's.
     light_sigma: float = 0.6
     tint_sigma: float = 0.2
+    # Whether each frame's fit looks for the camera's contrast (``toned``): not once a
+    # calibration drop has put the references into this session's camera's own reading.
+    fit_contrast: bool = True
 
     @classmethod
     def default(cls) -> ColourModel:
@@ -215,12 +249,12 @@ class ColourModel:
         g = np.asarray(gains, np.float32).reshape(-1, 3)
         n, ng = len(ratios), len(g)
         m = ratios[None, :, :] / g[:, None, :]
-        if veil:
+        veil = np.asarray(veil, np.float32).reshape(-1, 1, 1)  # one, or one per row of gains
+        if veil.any():
             m = np.maximum(m - veil * self._white_linear(), 1e-4)
         labs = lab_from_linear(m.reshape(-1, 3)).reshape(ng, n, 3)
         ref, sds = self.matrix(), self.sds()
-        d = (labs[:, :, None, :] - ref) / sds
-        dist = np.sqrt((d * d).sum(axis=3))
+        dist = np.sqrt(_sq_distances(labs.reshape(-1, 3), ref, sds)).reshape(ng, n, len(ref))
         if low is None and high is None:
             return dist, labs
         low = np.zeros((n, 3), bool) if low is None else np.asarray(low, bool).reshape(n, 3)
@@ -345,13 +379,72 @@ class ColourModel:
         (``VEILS``, prior sd ``VEIL_SIGMA``). ``names`` (a colour index per cube), when the
         colours are known, fits only the print, light and sheen to them.
         """
+        gains, veil, _ = self.fit_light(ratios, light_sigma, tint_sigma, low=low, high=high,
+                                        veils=veils, names=names, contrasts=(1.0,))
+        return gains, veil
+
+    def fit_light(
+        self,
+        ratios: np.ndarray,
+        light_sigma: float | None = None,
+        tint_sigma: float | None = None,
+        *,
+        low=None,
+        high=None,
+        veils=None,
+        names=None,
+        contrasts=None,
+        others: list | None = None,
+    ) -> tuple[np.ndarray, float, float]:
+        """``fit_frame`` plus the camera's contrast (see ``toned``): (gains, veil, contrast).
+
+        Each contrast in ``contrasts`` (default: ``CONTRAST_STEPS`` over exp(+-CONTRAST_SPAN))
+        tones the ratios, the print and light are fitted coarsely to them, and the contrast
+        whose fit costs least (prior included) is refined. Why: a camera of another tone curve
+        spreads the cubes' lightness further apart or closer together than the references,
+        which no single lightness factor undoes (white and black cannot both be matched)."""
+        ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
+        if len(ratios) == 0:
+            return np.ones(3, np.float32), 0.0, 1.0
+        if contrasts is None and not self.fit_contrast:
+            contrasts = (1.0,)
+        if contrasts is None:
+            contrasts = np.exp(np.linspace(-CONTRAST_SPAN, CONTRAST_SPAN, CONTRAST_STEPS))
+        over = _over(high, len(ratios))
+        lum = np.log(np.maximum(ratios @ np.array([0.0722, 0.7152, 0.2126], np.float32), 1e-6))
+        if float(lum.max() - lum.min()) < CONTRAST_MIN_SPAN:
+            contrasts = (1.0,)
+        best_c, best_cost, start = 1.0, np.inf, None
+        scans = []
+        for c in contrasts:
+            *klt, cost = self._fit_gains(toned(ratios, c), light_sigma, tint_sigma, low,
+                                         over**c, (0.0,), names, coarse_only=True)
+            cost += (np.log(c) / CONTRAST_SIGMA) ** 2
+            scans.append((cost, float(c), klt))
+            if cost < best_cost:
+                best_c, best_cost, start = float(c), cost, klt
+        if others is not None:  # the other contrasts that fit about as well, coarsely
+            others += [(c, np.exp(np.array([k + b, k, k + r], np.float32)))
+                       for cost, c, (k, b, r) in scans
+                       if c != best_c and cost <= best_cost + FIT_OPEN]
+        gains, veil, _ = self._fit_gains(toned(ratios, best_c), light_sigma, tint_sigma, low,
+                                         over**best_c, veils, names, start=start)
+        return gains, veil, best_c
+
+    def _fit_gains(self, ratios, light_sigma, tint_sigma, low, high, veils, names,
+                   coarse_only=False, start=None):
+        """The print, light and sheen search of ``fit_frame`` at one contrast. Coarse only:
+        (log lightness, blue tint, red tint, cost) of the whole range's best; otherwise
+        (gains, veil, cost), refined from ``start`` (a coarse result) when given."""
         light_sigma = self.light_sigma if light_sigma is None else light_sigma
         tint_sigma = self.tint_sigma if tint_sigma is None else tint_sigma
         veils = VEILS if veils is None else veils
-        ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
-        if len(ratios) == 0:
-            return np.ones(3, np.float32), 0.0
         span_k = min(1.6, 3.0 * light_sigma)
+        # a print may be far darker than the pale one assumed (a ratio up to DARK_PRINT times
+        # larger), hardly lighter: the range reaches further up, at the same step
+        more = max(0, int(np.ceil((min(np.log(DARK_PRINT), 3.0 * light_sigma) - span_k)
+                                  / (span_k / 4))))
+        top_k, n_k = span_k * (1 + more / 4), 9 + more
         span_t = min(0.5, 3.0 * tint_sigma)
 
         def best(ks, tbs, trs, v):
@@ -360,27 +453,34 @@ class ColourModel:
             cost = self._costs(ratios, g, low, high, v, names)
             cost += (kk / light_sigma) ** 2 + (bb * bb + rr * rr) / tint_sigma**2
             j = int(np.argmin(cost))
-            return float(kk[j]), float(bb[j]), float(rr[j])
+            return float(kk[j]), float(bb[j]), float(rr[j]), float(cost[j])
 
         # the whole range coarsely (no local minimum to be caught in), then finely around
         # the best, then the sheen, then the tint again
-        k, b_, r_ = best(np.linspace(-span_k, span_k, 9), np.linspace(-span_t, span_t, 5),
-                         np.linspace(-span_t, span_t, 5), 0.0)
+        if start is None:
+            k, b_, r_, cost = best(np.linspace(-span_k, top_k, n_k),
+                                   np.linspace(-span_t, span_t, 5),
+                                   np.linspace(-span_t, span_t, 5), 0.0)
+        else:
+            k, b_, r_ = start
+        if coarse_only:
+            return k, b_, r_, cost
         step_k, step_t = span_k / 4, span_t / 2
-        k, b_, r_ = best(k + np.linspace(-step_k, step_k, 7),
-                         b_ + np.linspace(-step_t, step_t, 5), r_ + np.linspace(-step_t, step_t, 5),
-                         0.0)
+        k, b_, r_, cost = best(k + np.linspace(-step_k, step_k, 7),
+                               b_ + np.linspace(-step_t, step_t, 5),
+                               r_ + np.linspace(-step_t, step_t, 5), 0.0)
         v = 0.0
         if len(veils) > 1:
             g = np.exp(np.array([[k + b_, k, k + r_]]))
-            cost = [float(self._costs(ratios, g, low, high, x, names)[0])
-                    + (x / VEIL_SIGMA) ** 2 for x in veils]
-            v = float(veils[int(np.argmin(cost))])
+            vs = np.asarray(veils, np.float32)
+            costs = (self._costs(ratios, np.repeat(g, len(vs), axis=0), low, high, vs, names)
+                     + (vs / VEIL_SIGMA) ** 2)
+            v = float(veils[int(np.argmin(costs))])
             if v:
                 fine = np.linspace(-step_t / 2, step_t / 2, 3)
-                k, b_, r_ = best(k + np.linspace(-step_k / 3, step_k / 3, 3), b_ + fine,
-                                 r_ + fine, v)
-        return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32), v
+                k, b_, r_, cost = best(k + np.linspace(-step_k / 3, step_k / 3, 3), b_ + fine,
+                                       r_ + fine, v)
+        return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32), v, cost
 
     def fit_lightness(self, ratios: np.ndarray, prior_sigma: float = 0.6) -> float:
         """The single lightness factor k that best explains a frame's cube colours."""
@@ -405,7 +505,11 @@ class ColourModel:
         high = np.array([c.get("high", (False,) * 3) for c in cubes], bool).reshape(-1, 3)
         over = floor_over(cubes, high)
         fit = _fit_set(cubes)
-        gains, veil = self.fit_frame(ratios[fit], low=low[fit], high=over[fit])
+        others: list = []
+        gains, veil, contrast = self.fit_light(ratios[fit], low=low[fit], high=over[fit],
+                                               others=others)
+        raw_ratios, raw_over = ratios, over
+        ratios, over = toned(ratios, contrast), over**contrast
         _, labs = self.ratio_distances(ratios, gains[None], low, over, veil)
         dist = self.shaded_distances(ratios, gains, low, over, veil)
         glare = _glare_room(cubes)
@@ -413,17 +517,40 @@ class ColourModel:
             dist = np.minimum(dist, self._glare_distances(ratios, gains, low, over, glare, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
+        near = self._other_fits(raw_ratios, low, raw_over, others, dist[0])
         hinges = self._light_hinges(cubes, ratios, gains, low, over, veil, dist[0])
         warnings = []
         for i, c in enumerate(cubes):
-            c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], dist[0, i], gains
-            c["veil"] = veil
+            c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], near[i], gains
+            c["veil"], c["contrast"] = veil, contrast
             c["light_unsure"] = bool(hinges[i])
             if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
                 x, y = c["xy"]
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
                                 "the floor around it: its colour is hard to tell")
         return warnings
+
+    def _other_fits(self, ratios, low, over, others, dist) -> np.ndarray:
+        """Distances (N, 7) as ``dist``, but each colour other than a cube's best as near as
+        any of the frame's other plausible fits (``others``: (contrast, gains) pairs whose
+        coarse cost came within FIT_OPEN of the best) brings it.
+
+        Why: a frame of a few cubes often fits about as well under two contrasts (or prints),
+        and a name that holds under one but not the other is a guess, however clear it looks
+        under the chosen one (s001/drop02: the brown on the wood print is brown at the
+        assumed contrast, black at a steeper one that fits 0.3 better). The counter flags a
+        cube whose second colour comes within a spread of its best (``BETWEEN_SD``); the name
+        itself still comes from the best fit.
+        """
+        out = dist.copy()
+        best = dist.argmin(axis=1)
+        rows = np.arange(len(dist))
+        for c, g in others:
+            d = self.shaded_distances(toned(ratios, c), g, low, over**c)
+            keep = out[rows, best]
+            out = np.minimum(out, d)
+            out[rows, best] = keep
+        return out
 
     def _light_hinges(self, cubes, ratios, gains, low, over, veil, dist) -> np.ndarray:
         """Per cube, whether its name hangs on light the floor reading cannot give (bool).
@@ -455,6 +582,7 @@ class ColourModel:
             "spread": {k: [float(x) for x in v] for k, v in self.spread.items()},
             "light_sigma": float(self.light_sigma),
             "tint_sigma": float(self.tint_sigma),
+            "fit_contrast": bool(self.fit_contrast),
         }
 
     @classmethod
@@ -469,7 +597,16 @@ class ColourModel:
             spread,
             float(d.get("light_sigma", cls.light_sigma)),
             float(d.get("tint_sigma", cls.tint_sigma)),
+            bool(d.get("fit_contrast", cls.fit_contrast)),
         )
+
+
+def _sq_distances(labs: np.ndarray, ref: np.ndarray, sds: np.ndarray) -> np.ndarray:
+    """Squared spread-scaled distances (N, 7) of Lab rows to the references, as two small
+    matrix products (the frame fit asks for thousands of rows at a time)."""
+    w = 1.0 / sds**2
+    d2 = (labs * labs) @ w.T - 2.0 * labs @ (ref * w).T + (ref * ref * w).sum(axis=1)
+    return np.maximum(d2, 0.0)
 
 
 def _over(high, n: int) -> np.ndarray:

@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from vision.bench import DEV_SESSIONS, LOW_VISIBILITY_PX, _match
-from vision.colours import MIN_SPREAD, ColourModel, lab_from_linear
+from vision.colours import MIN_SPREAD, ColourModel, lab_from_linear, toned
 from vision.counter import load_image, measure_cubes
 from vision.errors import VisionError
 from vision.reading import COLOURS
@@ -64,7 +64,8 @@ def fit(frames, rounds: int = 3) -> ColourModel:
             for (colour, _), c in zip(frame, cubes, strict=True):
                 if np.any(c.get("low", False)) or np.any(c.get("high", False)):
                     continue  # a clipped channel: the reading is only a bound
-                samples[colour].append(lab_from_linear(c["ratio"][None] / c["gains"])[0])
+                samples[colour].append(lab_from_linear(
+                    toned(c["ratio"][None], c["contrast"]) / c["gains"])[0])
         refs, spread = {}, {}
         for c in COLOURS:
             v = np.array(samples[c]) if samples[c] else np.array([model.refs[c]])
