@@ -32,7 +32,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # synth, when run as a script
+# synth, and the vision package of this checkout (not whichever one is installed), when run as
+# a script: the bench measures the code it ships with
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synth
 
