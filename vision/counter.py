@@ -116,6 +116,15 @@ def load_image(path) -> np.ndarray:
     return img
 
 
+def _mean_std(sample: np.ndarray) -> tuple[float, float]:
+    """Mean and standard deviation over every pixel and channel of a BGR sample, from
+    OpenCV's per-channel ones (numpy's over a strided uint8 view cost 0.4 ms a frame)."""
+    m, sd = cv2.meanStdDev(np.ascontiguousarray(sample))
+    m, var = m.ravel(), sd.ravel() ** 2
+    mean = float(m.mean())
+    return mean, float(np.sqrt((var + (m - mean) ** 2).mean()))
+
+
 def _check_frame(image, what: str = "image") -> np.ndarray:
     if not isinstance(image, np.ndarray):
         raise VisionError(f"{what} must be a numpy array (BGR uint8), not {type(image).__name__}")
@@ -130,13 +139,12 @@ def _check_frame(image, what: str = "image") -> np.ndarray:
     h, w = image.shape[:2]
     if h < 64 or w < 64:
         raise VisionError(f"{what} is too small to count cubes in ({w} x {h} px)")
-    sample = image[::4, ::4]
-    mean = float(sample.mean())
+    mean, spread = _mean_std(image[::4, ::4])
     if mean < 8:
         raise VisionError(f"{what} is (almost) all black: is the camera covered or the light off?")
     if mean > 250:
         raise VisionError(f"{what} is (almost) all white: over-exposed")
-    if float(sample.std()) < 2:
+    if spread < 2:
         raise VisionError(f"{what} is one flat colour: nothing to see")
     return np.ascontiguousarray(image)
 
