@@ -440,11 +440,11 @@ def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
                              cv2.MORPH_CLOSE, k3)
     n, labels, area = _components(seeds)
     touch = np.zeros(n, bool)
-    touch[np.unique(labels[(seeds > 0) & (inner == 0)])] = True
+    touch |= _present(labels[(seeds > 0) & (inner == 0)], n)
     touch &= area >= 0.1 * cube_px
     # a cube mostly beyond the side reaches less than a cube's width over the floor
     r = round(px_per_cm)
-    touch[np.unique(labels[y0 + r:y1 - r, x0 + r:x1 - r])] = False
+    touch &= ~_present(labels[y0 + r:y1 - r, x0 + r:x1 - r], n)
     touch[0] = False
     seeds = touch[labels].astype(np.uint8)
     if not seeds.any():
@@ -587,11 +587,16 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
         cand = (cand & beyond & near).astype(np.uint8)
         cand = cv2.morphologyEx(cand, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         m, lab = cv2.connectedComponents(sub | cand, connectivity=8)
-        keep = np.zeros(m, bool)
-        keep[np.unique(lab[sub > 0])] = True
+        keep = _present(lab[sub > 0], m)
         keep[0] = False
         out[by0:by1, bx0:bx1] |= cand & keep[lab].astype(np.uint8)
     return out
+
+
+def _present(labels: np.ndarray, n: int) -> np.ndarray:
+    """Which of the labels 0 .. n - 1 occur in ``labels`` (bool, n): a count, where
+    np.unique would sort every pixel (0.3 ms a frame over the view's large selections)."""
+    return np.bincount(labels.ravel(), minlength=n)[:n] > 0
 
 
 def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
@@ -674,9 +679,7 @@ def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.
     k = np.ones((3, 3), np.uint8)
     near = cv2.dilate(mask.astype(np.uint8), k) > 0
     near_big = cv2.dilate(big[mlab].astype(np.uint8), k) > 0
-    hit = np.zeros(n, bool)
-    hit[np.unique(labels[near & (pieces > 0)])] = True
-    hit[np.unique(labels[near_big & (pieces > 0)])] = False
+    hit = _present(labels[near & (pieces > 0)], n) & ~_present(labels[near_big & (pieces > 0)], n)
     hit[0] = False
     return mask | hit[labels].astype(mask.dtype)
 
@@ -771,8 +774,7 @@ class Outlines:
         hi = (g > thresh).astype(np.uint8)
         lo = (g > 0.5 * thresh).astype(np.uint8)
         n, labels = cv2.connectedComponents(lo, connectivity=8)
-        keep = np.zeros(n, bool)
-        keep[np.unique(labels[hi > 0])] = True
+        keep = _present(labels[hi > 0], n)
         keep[0] = False
         self.edge = keep[labels].astype(np.uint8)
         self.closed = cv2.morphologyEx(self.edge, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
@@ -1190,11 +1192,9 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     diff = ((chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))).astype(np.uint8)
     diff = _clean(diff, 0.2 * px_per_cm * px_per_cm)
     n, labels = cv2.connectedComponents(diff, connectivity=8)
-    keep = np.zeros(n, bool)
-    keep[np.unique(labels[-2:])] = True  # reaching the side
+    keep = _present(labels[-2:], n)  # reaching the side
     # the band's ends and its far edge: the walls and the tower's legs (standing across it)
-    keep[np.unique(labels[:, 0])] = keep[np.unique(labels[:, -1])] = False
-    keep[np.unique(labels[0])] = False
+    keep &= ~(_present(labels[:, 0], n) | _present(labels[:, -1], n) | _present(labels[0], n))
     dist = cv2.distanceTransform(diff, cv2.DIST_L2, 3)
     wide = np.zeros(n, bool)
     np.maximum.at(wide, labels.ravel(), (dist >= 0.5 * MOUTH_THIN_CM * px_per_cm).ravel())

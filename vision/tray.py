@@ -234,16 +234,24 @@ def _quad_from_mask(mask: np.ndarray) -> np.ndarray:
     return quad
 
 
-def _edges(small: np.ndarray) -> np.ndarray:
-    """Sharp edges in lightness or colour (Canny on each Lab channel of a blurred copy)."""
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2Lab)
-    e = cv2.Canny(lab[..., 0], 20, 50)
-    e |= cv2.Canny(lab[..., 1], 20, 50)
-    e |= cv2.Canny(lab[..., 2], 20, 50)
+def _blurred(small: np.ndarray) -> np.ndarray:
+    """The working copy blurred (5 x 5 Gaussian): what edges and the watershed look at."""
+    return cv2.GaussianBlur(small, (5, 5), 0)
+
+
+def _edges(small: np.ndarray, blur: np.ndarray | None = None) -> np.ndarray:
+    """Sharp edges in lightness or colour (Canny on each Lab channel of a blurred copy;
+    ``blur``: that copy, when already made)."""
+    lab = cv2.cvtColor(_blurred(small) if blur is None else blur, cv2.COLOR_BGR2Lab)
+    lum, a, b = cv2.split(lab)  # (contiguous planes: Canny is slower on strided ones)
+    e = cv2.Canny(lum, 20, 50)
+    e |= cv2.Canny(a, 20, 50)
+    e |= cv2.Canny(b, 20, 50)
     return e
 
 
-def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
+def _floor_by_edges(small: np.ndarray, edges: np.ndarray,
+                    blur: np.ndarray | None = None) -> list[np.ndarray]:
     """The floor as the large edge-bounded region in the middle of the frame, holes filled.
 
     Walls meet the floor in a crease and the rim stands against the table: both are sharp
@@ -262,7 +270,7 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     dist = cv2.distanceTransform(free, cv2.DIST_L2, 3)
     mid = np.zeros((h, w), bool)
     mid[h // 4: 3 * h // 4, w // 4: 3 * w // 4] = True
-    blur = cv2.GaussianBlur(small, (5, 5), 0)
+    blur = _blurred(small) if blur is None else blur
     for r in (4.0, 7.0, 11.0):
         core = (dist > r).astype(np.uint8)
         # (labels and a count: OpenCV's version with statistics is several times slower)
@@ -274,15 +282,13 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
         border = np.zeros(n, int)
         for edge in (labels[0], labels[-1], labels[:, 0], labels[:, -1]):
             border += np.bincount(edge.ravel(), minlength=n)
-        best, best_score = 0, 0.0
-        for i in range(1, n):
-            area = areas[i]
-            if area < 0.02 * h * w or border[i] > 0.1 * (w + h):
-                continue
-            score = central[i] + 0.25 * area
-            if score > best_score:
-                best, best_score = i, score
-        if best:
+        # the best-scoring large piece not running along the frame's edge (the first of
+        # equals, as a loop over the labels would take)
+        score = np.where((areas >= 0.02 * h * w) & (border <= 0.1 * (w + h)),
+                         central + 0.25 * areas, 0.0)
+        score[0] = 0.0
+        best = int(np.argmax(score))
+        if score[best] > 0.0:
             break
     else:
         raise VisionError("tray not found: no large region enclosed by edges in the middle")
@@ -298,8 +304,7 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     opinions = [markers]
     near = cv2.dilate((labels == best).astype(np.uint8), np.ones((int(4 * r) + 9,) * 2))
     big = areas > 0.015 * h * w
-    beside = np.zeros(n, bool)
-    beside[np.unique(labels[near > 0])] = True
+    beside = np.bincount(labels[near > 0], minlength=n) > 0
     extra = big & beside & (border == 0)
     extra[[0, best]] = False
     if extra.any():
@@ -661,10 +666,11 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     h, w = image.shape[:2]
     scale = _WORK_WIDTH / w
     small = cv2.resize(image, (_WORK_WIDTH, max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
-    edges = _edges(small)
+    blur = _blurred(small)  # (made once: the edges and the watershed both look at it)
+    edges = _edges(small, blur)
     gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
     best = None
-    for mask in _floor_by_edges(small, edges):
+    for mask in _floor_by_edges(small, edges, blur):
         quad = _refine_sides(_quad_from_mask(mask), edges, gray)
         frac = cv2.contourArea(quad.reshape(-1, 1, 2)) / mask.size
         if not 0.04 < frac < 0.9:

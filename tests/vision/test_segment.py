@@ -154,3 +154,16 @@ def test_piece_boxes_and_fast_labels_match_opencvs_statistics():
     which = np.arange(1, n, 3)
     assert _bboxes(labels, which) == [tuple(int(v) for v in stats[i, :4]) for i in which]
     assert _bboxes(labels, np.array([], int)) == []
+
+
+def test_present_labels_are_those_np_unique_finds():
+    from vision.segment import _present
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 9, (40, 50)).astype(np.int32)
+    labels[labels == 4] = 0  # a label that does not occur
+    sel = labels[rng.random(labels.shape) < 0.1]
+    want = np.zeros(12, bool)
+    want[np.unique(sel)] = True
+    assert np.array_equal(_present(sel, 12), want)
+    assert not _present(labels, 12)[4]
