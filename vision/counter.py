@@ -211,9 +211,10 @@ def measure_cubes(
 
     Returns the tray view, one dict per cube: ``ratio`` (linear BGR over the floor, scaled
     to a pale print), ``xy`` (input-image pixels), ``ambiguous`` and ``why`` ("split": a blob
-    whose cube count is unsure, "faint": barely differs from the floor, "edge": partly beyond
-    the floor's outline), and notes in words about what could not be read. Colour naming is
-    left to the caller (``count_cubes``, calibration).
+    whose cube count is unsure, "part": under two thirds of a cube counted as one, "faint":
+    barely differs from the floor, "edge": partly beyond the floor's outline), and notes in
+    words about what could not be read. Colour naming is left to the caller (``count_cubes``,
+    calibration).
     """
     image, reference = _check_inputs(image, reference, calibration)
     view = _view_for(image, reference, calibration)
@@ -349,6 +350,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
             elif shadow and c["why"] is None:
                 warnings.append(f"a black cube near ({x:.0f}, {y:.0f}), or the shadow of the "
                                 "cube beside it?")
+            elif c["why"] == "part":
+                warnings.append(f"only part of a cube shows near ({x:.0f}, {y:.0f}): a "
+                                f"{COLOURS[k]} cube whose top looks like the floor, or a shadow?")
             elif c["why"] == "faint":
                 warnings.append(f"something faint near ({x:.0f}, {y:.0f}) may be a {COLOURS[k]} "
                                 "cube or a shadow")
@@ -430,6 +434,12 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             # two ways of counting that share no step (area, faces and cores; projected cube
             # models, which know what hides what) agree, the models decisively: not a guess
             why = None
+        if why == "split" and n == 1 and est < 0.65:
+            # nothing was split: one cube's worth counted from under two thirds of one (a
+            # white top on a pale print looks like the floor, only its shaded side and shadow
+            # differ; or a shadow alone). Said as such: "could not be split" tells the
+            # players nothing there.
+            why = "part"
     elif b.weak:
         why = "faint"
     elif b.mouth:
