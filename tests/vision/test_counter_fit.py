@@ -169,3 +169,19 @@ def test_a_blob_whose_area_and_cube_models_agree_is_not_flagged():
         reading = count_cubes(image, empty)
         assert reading.counts == synth.counts(truth)
         assert not [w for w in reading.warnings if "could not be split" in w]
+
+
+def test_under_two_thirds_of_a_cube_counted_as_one_says_so():
+    """A white cube on the pale print: its top looks like the floor, only its shaded side and
+    shadow differ, under two thirds of a cube. Counted as one and flagged, the players are
+    told that only part of a cube shows there, not that a blob could not be split (nothing
+    was)."""
+    scene = synth.Scene(cubes=[("white", 5.0, 4.0, 10.0), ("red", 11.0, 6.0, 30.0)],
+                        print_rgb=synth.PRINTS_RGB["pale"], seed=1)
+    image, _ = synth.render(scene)
+    empty, _ = synth.render(scene, with_cubes=False)
+    reading = count_cubes(image, empty)
+    assert sum(reading.counts.values()) == 2
+    assert reading.uncertain
+    assert any(w.startswith("only part of a cube shows near") for w in reading.warnings)
+    assert not [w for w in reading.warnings if "could not be split" in w]

@@ -171,3 +171,49 @@ def test_without_the_empty_tray_a_cube_leaning_on_the_lip_is_still_counted():
     area = float(view.cube_footprint(*b.centroid))
     centres, keep = _mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
     assert len(centres) == 1 and keep.all()
+
+
+def _behind_and_in_front(view, band_cm: float | None = None):
+    """A cube leaning on the lip (its base 0.3 cm inside the tower's side, most of it beyond)
+    and, 1 cm nearer the camera, another cube (or, with ``band_cm``, a band that deep and as
+    wide as the first cube, like its shadow); with the reference the blob shows beyond the
+    side too."""
+    w, h = view.size
+    _, y0, _, _ = view.floor_box
+    m = np.zeros((h, w), bool)
+    _paint(view, m, 180.0, y0 + 0.3 * PPC)
+    if band_cm is None:
+        _paint(view, m, 180.0, y0 + 1.3 * PPC)
+    else:
+        ys, xs = np.nonzero(m)
+        m[ys.max(): ys.max() + round(band_cm * PPC), xs.min(): xs.max() + 1] = True
+    return m
+
+
+def _grown(view, m, claims: bool) -> int:
+    fit = _CubeFit(m, (0, 0), view, 1.0)
+    fit.unknown_beyond_side(view)
+    fit.front_claims = claims
+    fit.grow()
+    return len(fit.models)
+
+
+def test_a_cube_in_front_claims_what_it_shares_with_the_one_behind():
+    # placed by score, the cube behind (its part beyond the side unjudged) takes the overlap
+    # and leaves the one in front under the bar; nearer the camera, the overlap is its own
+    view = _view()
+    m = _behind_and_in_front(view)
+    assert _grown(view, m, claims=False) == 1
+    assert _grown(view, m, claims=True) == 2
+    b = _blob(m)
+    area = float(view.cube_footprint(*b.centroid))
+    assert len(_mouth_fit(b, (0, 0), view, None, b.centroid, area)[0]) == 2
+
+
+def test_a_claim_on_a_shadow_in_front_of_a_cube_is_not_decisive(monkeypatch):
+    view = _view()
+    m = _behind_and_in_front(view, band_cm=0.5)
+    assert _grown(view, m, claims=True) == 1
+    # at the plain bar the band and the overlap pass as a cube
+    monkeypatch.setattr(counter, "FIT_DECISIVE", 0.0)
+    assert _grown(view, m, claims=True) == 2
