@@ -1,4 +1,4 @@
-"""Cube models fitted to a blob (vision.counter._fit_cubes, _fitted) on drawn masks.
+"""Cube models fitted to a blob (vision.counter._fit_cubes, fitted) on drawn masks.
 
 A straight-down view without a known lens: each model is a 1 cm base square (20 px) plus the
 halo, so the expected answers follow from the drawing alone.
@@ -10,7 +10,8 @@ import cv2
 import numpy as np
 import synth
 
-from vision.counter import _fit_cubes, _fitted, count_cubes
+from vision.counter import count_cubes
+from vision.cubefit import _fit_cubes, fitted
 from vision.segment import Blob
 from vision.tray import view_from_corners
 
@@ -85,12 +86,12 @@ def test_the_fit_is_heard_only_when_decisive():
     area = float(CUBE * CUBE)
     clear = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 128, 100 + CUBE))
     b = _blob(clear)
-    fit = _fitted(b, (0, 0), view, None, b.centroid, area)
+    fit = fitted(b, (0, 0), view, None, b.centroid, area)
     assert fit is not None and len(fit) == 1
     # a remnant of 0.45 of a cube: near the bar, so the fit says nothing
     near = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 133, 100 + CUBE))
     b = _blob(near)
-    assert _fitted(b, (0, 0), view, None, b.centroid, area) is None
+    assert fitted(b, (0, 0), view, None, b.centroid, area) is None
 
 
 # --- a part brighter than the floor beside a dark top face is another cube (vision.counter) ---

@@ -1,4 +1,4 @@
-"""Cubes at the tower's mouth (vision.counter: ``_widened``, ``_mouth_fit``, ``_CubeFit`` with
+"""Cubes at the tower's mouth (vision.cubefit: ``widened``, ``mouth_fit``, ``_CubeFit`` with
 the side's far part unknown) on drawn masks.
 
 A tilted pinhole camera (as in test_tray) looks at a 16 x 10 cm floor whose far side is the
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from test_tray import _look
 
-import vision.counter as counter
-from vision.counter import _cube_template, _CubeFit, _mouth_fit, _past_side, _widened
+import vision.cubefit as cubefit
+from vision.cubefit import _cube_template, _CubeFit, _past_side, mouth_fit, widened
 from vision.segment import Blob
 from vision.tray import view_from_corners
 
@@ -24,7 +24,7 @@ def _view(extra_cm: float = 1.0):
     far = _look([(8, 10)])[0]  # the tower stands over the far side
     view = view_from_corners(corners, px_per_cm=PPC, image_size=(1152, 648), hidden_at=far,
                              hidden_cm=1.0)
-    return _widened(view, extra_cm) if extra_cm else view
+    return widened(view, extra_cm) if extra_cm else view
 
 
 def _paint(view, mask, x: float, y: float) -> None:
@@ -111,11 +111,11 @@ def test_a_model_whose_base_lies_beyond_the_bar_is_not_in_the_tray(monkeypatch):
     m[:y0] = False
     b = _blob(m)
     area = float(view.cube_footprint(*b.centroid))
-    centres, keep = _mouth_fit(b, (0, 0), view, None, b.centroid, area)
+    centres, keep = mouth_fit(b, (0, 0), view, None, b.centroid, area)
     assert len(centres) == 1 and keep.all()
     # the same cube with the bar half a cube inside the side: its base lies beyond it
-    monkeypatch.setattr(counter, "MOUTH_BASE_CM", -0.5)
-    centres, keep = _mouth_fit(b, (0, 0), view, None, b.centroid, area)
+    monkeypatch.setattr(cubefit, "MOUTH_BASE_CM", -0.5)
+    centres, keep = mouth_fit(b, (0, 0), view, None, b.centroid, area)
     assert len(centres) == 1 and not keep.any()
 
 
@@ -155,8 +155,8 @@ def test_without_the_empty_tray_a_crumb_at_the_side_is_no_cube():
     view = _view()
     b = _blob(_crumb_scene(view))
     area = float(view.cube_footprint(*b.centroid))
-    with_ref = _mouth_fit(b, (0, 0), view, None, b.centroid, area)
-    without = _mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
+    with_ref = mouth_fit(b, (0, 0), view, None, b.centroid, area)
+    without = mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
     assert len(with_ref[0]) == 3  # with the reference every sliver there is a real change
     assert len(without[0]) == 2
 
@@ -169,7 +169,7 @@ def test_without_the_empty_tray_a_cube_leaning_on_the_lip_is_still_counted():
     _paint(view, m, 180.0, y0 + 0.3 * PPC)  # its base inside, most of it beyond the side
     b = _blob(m)
     area = float(view.cube_footprint(*b.centroid))
-    centres, keep = _mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
+    centres, keep = mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
     assert len(centres) == 1 and keep.all()
 
 
@@ -207,7 +207,7 @@ def test_a_cube_in_front_claims_what_it_shares_with_the_one_behind():
     assert _grown(view, m, claims=True) == 2
     b = _blob(m)
     area = float(view.cube_footprint(*b.centroid))
-    assert len(_mouth_fit(b, (0, 0), view, None, b.centroid, area)[0]) == 2
+    assert len(mouth_fit(b, (0, 0), view, None, b.centroid, area)[0]) == 2
 
 
 def test_a_claim_on_a_shadow_in_front_of_a_cube_is_not_decisive(monkeypatch):
@@ -215,5 +215,5 @@ def test_a_claim_on_a_shadow_in_front_of_a_cube_is_not_decisive(monkeypatch):
     m = _behind_and_in_front(view, band_cm=0.5)
     assert _grown(view, m, claims=True) == 1
     # at the plain bar the band and the overlap pass as a cube
-    monkeypatch.setattr(counter, "FIT_DECISIVE", 0.0)
+    monkeypatch.setattr(cubefit, "FIT_DECISIVE", 0.0)
     assert _grown(view, m, claims=True) == 2

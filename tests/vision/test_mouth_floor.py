@@ -1,5 +1,5 @@
 """The tower's mouth without a reference (vision.segment ``mouth_floor``, vision.counter
-``_one_light``) on drawn rectified views.
+``on_one_side``) on drawn rectified views.
 
 The view is 360 x 260 px at 20 px/cm with the floor box (20, 40, 340, 240): the tower stands
 over the top side (0), so the band beyond it is the mouth's shadowed floor, 2 cm deep. Its
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.counter import _one_light
+from vision.cubefit import on_one_side
 from vision.segment import _row_floor, _side_band, mouth_floor
 from vision.tray import view_from_corners
 
@@ -94,8 +94,8 @@ def test_a_piece_crossing_the_side_is_measured_where_most_of_it_lies():
     view = _view()
     y0 = view.floor_box[1]
     ys = np.arange(y0 - 4, y0 + 12)  # 4 rows beyond the side, 12 inside
-    cy, _ = _one_light(ys, np.full(len(ys), 150), (0, 0), view)
+    cy, _ = on_one_side(ys, np.full(len(ys), 150), (0, 0), view)
     assert cy.min() >= y0 and len(cy) == 12
     ys = np.arange(y0 - 12, y0 + 4)  # mostly beyond: measured against the mouth's floor
-    cy, _ = _one_light(ys, np.full(len(ys), 150), (0, 0), view)
+    cy, _ = on_one_side(ys, np.full(len(ys), 150), (0, 0), view)
     assert cy.max() < y0 and len(cy) == 12
