@@ -76,6 +76,34 @@ def test_crease_along_a_side_is_not_a_cube():
     assert np.count_nonzero(o.solid()) == 0
 
 
+def _strip_scene() -> np.ndarray:
+    """A line of the print 0.5 cm inside a crease along the right side (a wall's face let into
+    the outline), the strip between them cut by short cross marks: enclosed, face-sized pieces
+    bounded mostly by two long straight edges."""
+    img = _canvas()
+    img[:, 320:] = (120, 135, 150)  # the wall's face beyond a sharp crease
+    img[30:210, 308:310] = (60, 70, 80)  # the print's line
+    for y in range(30, 211, 30):
+        img[y:y + 2, 308:320] = (60, 70, 80)  # the strip cut into pieces 1.5 cm long
+    return img
+
+
+def test_a_strip_between_long_straight_lines_is_not_outlined():
+    img = _strip_scene()
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    assert np.count_nonzero(o.solid()[:, 300:]) == 0
+
+
+def test_cubes_in_a_row_beside_long_lines_stay_outlined():
+    img = _strip_scene()
+    for i in range(4):  # a row 4.6 cm long, barely apart: its faces' sides on long lines
+        _cube(img, 100 + i * (PX + 3), 120, (180, 201, 227), side=(120, 135, 150))
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    solid = o.solid()
+    assert all(_at(solid, 100 + i * (PX + 3), 120) for i in range(4))
+    assert np.count_nonzero(solid[:, 300:]) == 0
+
+
 def test_without_reference_white_cube_beside_a_dark_one_is_kept():
     img = _canvas()
     _cube(img, 120, 120, (45, 40, 40), deg=10)  # black
