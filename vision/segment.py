@@ -727,6 +727,35 @@ def _edge_support(mask: np.ndarray, edge: np.ndarray, px_per_cm: float):
     return labels, ok, area
 
 
+def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarray,
+                         members: list[np.ndarray], overall: float) -> np.ndarray:
+    """Each lightness band's typical gradient, re-estimated robustly where noise cannot
+    explain it. ``level``: each band's typical lightness; ``members``: its samples of ``grad``.
+
+    Noise in log light grows at most as 1 / light (read noise; shot noise and JPEG's steps
+    more slowly), on ``_gradient``'s offset log: a band's typical gradient above the next
+    brighter band's times the ratio of their lightness is not noise. On a bright, even print
+    the darkest band holds the cubes' shaded sides, shadows and outlines more than floor, its
+    median is their edges, and the bar set from it hid those very edges (a white cube on a
+    pale print found no edge at all). There, the band's lower quartile (still floor while up
+    to three quarters of the band are edges), scaled to a median by the ratio the whole floor
+    shows (mostly bare; ``overall`` its median), is taken instead, never above the median.
+    """
+    out = typical.astype(np.float32).copy()
+    shape = None
+    for b in range(len(out) - 1):
+        if not members[b].any():
+            continue
+        cap = out[b + 1] * (level[b + 1] + EDGE_LOG_OFFSET) / (level[b] + EDGE_LOG_OFFSET)
+        if out[b] > EDGE_SIGMAS * cap:  # its median pixel an edge: the band is mostly edges
+            if shape is None:
+                q_all = float(np.quantile(grad, 0.25))
+                shape = overall / q_all if q_all > 0 else 0.0
+            if shape > 0:
+                out[b] = min(out[b], shape * float(np.quantile(grad[members[b]], 0.25)))
+    return out
+
+
 def _gradient(rect_lin: np.ndarray) -> np.ndarray:
     """Steepest change of log light over the three channels, per rectified px (the log offset
     larger than elsewhere: a dark channel's noise is large in log terms)."""
@@ -764,7 +793,9 @@ class Outlines:
         lum = cv2.blur(lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), (5, 5))
         bins = 6
         ls, gs = lum[::2, ::2].ravel(), g[::2, ::2].ravel()
-        cuts = np.quantile(ls, np.linspace(0, 1, bins + 1))
+        # the bands' cuts, and their middles (each band's typical lightness)
+        qs = np.quantile(ls, np.linspace(0, 1, 2 * bins + 1))
+        cuts, middle = qs[::2].copy(), qs[1::2]
         cuts[0], cuts[-1] = -np.inf, np.inf
         idx = np.clip(np.searchsorted(cuts, ls, side="right") - 1, 0, bins - 1)
         # A band of lightness speaks for the floor only when it holds its share of the floor:
@@ -773,8 +804,10 @@ class Outlines:
         # outlines. Such a band takes the floor's overall typical gradient.
         share = np.bincount(idx, minlength=bins)
         overall = float(np.median(gs))
-        typical = np.array([np.median(gs[idx == b]) if share[b] >= 0.5 * ls.size / bins
+        members = [idx == b for b in range(bins)]
+        typical = np.array([np.median(gs[members[b]]) if share[b] >= 0.5 * ls.size / bins
                             else overall for b in range(bins)], np.float32)
+        typical = _beyond_noise_robust(typical, middle, gs, members, overall)
         # each pixel's band: how many inner cuts lie at or below its lightness (as searchsorted,
         # several times faster on the whole view)
         pix = sum((lum >= c).astype(np.uint8) for c in cuts[1:bins])

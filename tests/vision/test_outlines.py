@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import synth
 
 from vision.colours import to_linear
 from vision.segment import Outlines, cube_masks, floor_model
+from vision.tray import find_tray
 
 PX = 20  # px per cm, as in the counter
 BOX = (20, 20, 340, 220)  # floor box of a 360 x 240 canvas
@@ -286,3 +288,19 @@ def test_masks_are_the_same_whether_the_outlines_are_passed_in_or_worked_out():
     worked_out, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
     assert np.count_nonzero(given) > PX * PX
     assert np.array_equal(given, worked_out)
+
+
+def test_a_white_cube_on_a_pale_even_print_is_edged():
+    """On a pale, even print the darkest band of lightness holds the cubes' shaded sides,
+    shadows and the creases more than floor: its median gradient is their edges. Taken as the
+    band's noise, it set the bar above the white cube's own outline (no edge at all)."""
+    scene = synth.Scene(
+        cubes=[("yellow", 4.93, 2.45, 74.5), ("white", 4.52, 5.83, 35.5),
+               ("yellow", 11.76, 7.29, 16.6), ("blue", 14.06, 3.73, 29.5)],
+        print_rgb=synth.PRINTS_RGB["pale"], noise=1.7, jpeg=88, seed=1906093338)
+    frame, truth = synth.render(scene)
+    view = find_tray(frame)
+    o = Outlines(to_linear(view.rectify(frame)), view.px_per_cm, view.floor_box)
+    white = next(c for c in truth if c["colour"] == "white")
+    x, y = view.image_to_rect(np.array([[white["x"], white["y"]]], float))[0].astype(int)
+    assert np.count_nonzero(o.edges()[y - 16: y + 16, x - 16: x + 16]) > 2 * PX
