@@ -91,6 +91,10 @@ EDGE_FACE_MIN_CM2 = 0.15
 # longer over shorter side, area over hull.
 TOP_AREA_CM2 = (0.35, 1.3)
 TOP_SIDE_CM = 0.55
+# An enclosed piece bounded over this share of its outline by long straight edges is a strip
+# along a line, not a cube's face (a face in a row of cubes has two opposite sides of four on
+# such lines, never three)
+LINE_BOUND_SHARE = 0.75
 TOP_ASPECT = 1.35
 TOP_SOLID = 0.85
 # Linear-light offset in the log ratios: keeps sensor noise in dark corners from looking like
@@ -684,16 +688,22 @@ def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.
     return mask | hit[labels].astype(mask.dtype)
 
 
-def _straight(edge: np.ndarray, px_per_cm: float) -> np.ndarray:
+def _straight(edge: np.ndarray, px_per_cm: float, scale: int = 1) -> np.ndarray:
     """The long straight runs of ``edge`` (``STRAIGHT_CM`` or more, any direction), widened
-    by 2 px: shadow edges and creases, never one cube's outline."""
-    length = STRAIGHT_CM * px_per_cm
-    lines = cv2.HoughLinesP(edge, 1, np.pi / 180, threshold=round(0.6 * length),
-                            minLineLength=length, maxLineGap=0.2 * px_per_cm)
+    by 2 px: shadow edges and creases, never one cube's outline. ``scale`` 2: searched on the
+    edges at half resolution (a quarter of the pixels: the search costs as many as it is
+    given), drawn at full."""
+    small = edge if scale == 1 else cv2.dilate(edge, np.ones((scale, scale), np.uint8))[
+        ::scale, ::scale]
+    ppc = px_per_cm / scale
+    length = STRAIGHT_CM * ppc
+    lines = cv2.HoughLinesP(small, 1, np.pi / 180, threshold=round(0.6 * length),
+                            minLineLength=length, maxLineGap=max(1.0, 0.2 * ppc))
     out = np.zeros_like(edge)
     if lines is not None:
-        for xa, ya, xb, yb in np.asarray(lines).reshape(-1, 4):
-            cv2.line(out, (int(xa), int(ya)), (int(xb), int(yb)), 1, 5)
+        off = 0.5 * (scale - 1)
+        for xa, ya, xb, yb in np.asarray(lines).reshape(-1, 4) * scale + off:
+            cv2.line(out, (round(xa), round(ya)), (round(xb), round(yb)), 1, 5)
     return out
 
 
@@ -715,6 +725,35 @@ def _edge_support(mask: np.ndarray, edge: np.ndarray, px_per_cm: float):
     ok = support >= np.maximum(EDGE_SUPPORT_CM * px_per_cm, EDGE_DENSITY * area)
     ok[0] = False
     return labels, ok, area
+
+
+def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarray,
+                         members: list[np.ndarray], overall: float) -> np.ndarray:
+    """Each lightness band's typical gradient, re-estimated robustly where noise cannot
+    explain it. ``level``: each band's typical lightness; ``members``: its samples of ``grad``.
+
+    Noise in log light grows at most as 1 / light (read noise; shot noise and JPEG's steps
+    more slowly), on ``_gradient``'s offset log: a band's typical gradient above the next
+    brighter band's times the ratio of their lightness is not noise. On a bright, even print
+    the darkest band holds the cubes' shaded sides, shadows and outlines more than floor, its
+    median is their edges, and the bar set from it hid those very edges (a white cube on a
+    pale print found no edge at all). There, the band's lower quartile (still floor while up
+    to three quarters of the band are edges), scaled to a median by the ratio the whole floor
+    shows (mostly bare; ``overall`` its median), is taken instead, never above the median.
+    """
+    out = typical.astype(np.float32).copy()
+    shape = None
+    for b in range(len(out) - 1):
+        if not members[b].any():
+            continue
+        cap = out[b + 1] * (level[b + 1] + EDGE_LOG_OFFSET) / (level[b] + EDGE_LOG_OFFSET)
+        if out[b] > EDGE_SIGMAS * cap:  # its median pixel an edge: the band is mostly edges
+            if shape is None:
+                q_all = float(np.quantile(grad, 0.25))
+                shape = overall / q_all if q_all > 0 else 0.0
+            if shape > 0:
+                out[b] = min(out[b], shape * float(np.quantile(grad[members[b]], 0.25)))
+    return out
 
 
 def _gradient(rect_lin: np.ndarray) -> np.ndarray:
@@ -754,7 +793,9 @@ class Outlines:
         lum = cv2.blur(lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), (5, 5))
         bins = 6
         ls, gs = lum[::2, ::2].ravel(), g[::2, ::2].ravel()
-        cuts = np.quantile(ls, np.linspace(0, 1, bins + 1))
+        # the bands' cuts, and their middles (each band's typical lightness)
+        qs = np.quantile(ls, np.linspace(0, 1, 2 * bins + 1))
+        cuts, middle = qs[::2].copy(), qs[1::2]
         cuts[0], cuts[-1] = -np.inf, np.inf
         idx = np.clip(np.searchsorted(cuts, ls, side="right") - 1, 0, bins - 1)
         # A band of lightness speaks for the floor only when it holds its share of the floor:
@@ -763,8 +804,10 @@ class Outlines:
         # outlines. Such a band takes the floor's overall typical gradient.
         share = np.bincount(idx, minlength=bins)
         overall = float(np.median(gs))
-        typical = np.array([np.median(gs[idx == b]) if share[b] >= 0.5 * ls.size / bins
+        members = [idx == b for b in range(bins)]
+        typical = np.array([np.median(gs[members[b]]) if share[b] >= 0.5 * ls.size / bins
                             else overall for b in range(bins)], np.float32)
+        typical = _beyond_noise_robust(typical, middle, gs, members, overall)
         # each pixel's band: how many inner cuts lie at or below its lightness (as searchsorted,
         # several times faster on the whole view)
         pix = sum((lum >= c).astype(np.uint8) for c in cuts[1:bins])
@@ -804,6 +847,7 @@ class Outlines:
         cube_px = ppc * ppc
         area = self.area
         face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
+        face &= ~self._along_lines(face)
         faces = face[self.labels].astype(np.uint8)
         # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
         rim = max(1, round(0.15 * ppc))
@@ -812,6 +856,29 @@ class Outlines:
         r = max(1, round(0.5 * EDGE_OPEN_CM * ppc))
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
         return self._full(cv2.morphologyEx(solid, cv2.MORPH_OPEN, k))
+
+    def _along_lines(self, face: np.ndarray) -> np.ndarray:
+        """Per label, whether a candidate ``face`` piece is bounded mostly (over
+        ``LINE_BOUND_SHARE`` of its outline) by long straight edges (``_straight``): a strip
+        between a crease and a line of the print, or along a shadow's edge, cut into face-sized
+        pieces where the lines meet (drawn trays: such strips along the sides were read as
+        black cubes). A cube's face has at most two opposite sides on lines longer than a cube
+        (a row of cubes): half its outline, a little more at the corners the lines' width
+        reaches."""
+        out = np.zeros_like(face)
+        if not face.any():
+            return out
+        lines = _straight(self.edge, self.px_per_cm, scale=2)
+        if not lines.any():
+            return out
+        n = len(face)
+        pieces = face[self.labels].astype(np.uint8)
+        rim = pieces & (cv2.erode(pieces, np.ones((3, 3), np.uint8)) ^ 1)
+        near = lines > 0  # (drawn 5 px wide: the edge's own blur either side)
+        total = np.bincount(self.labels[rim > 0], minlength=n)
+        on = np.bincount(self.labels[(rim > 0) & near], minlength=n)
+        out = face & (on > LINE_BOUND_SHARE * np.maximum(total, 1))
+        return out
 
     def _tops(self) -> list[tuple[int, float, float]]:
         """(label, x, y in the floor box) of the enclosed pieces shaped like a top face."""

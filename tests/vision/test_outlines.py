@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import synth
 
 from vision.colours import to_linear
 from vision.segment import Outlines, cube_masks, floor_model
+from vision.tray import find_tray
 
 PX = 20  # px per cm, as in the counter
 BOX = (20, 20, 340, 220)  # floor box of a 360 x 240 canvas
@@ -74,6 +76,34 @@ def test_crease_along_a_side_is_not_a_cube():
     img[:, :30] = (120, 135, 150)  # the wall's face let into the outline, a sharp crease
     o = Outlines(to_linear(_noisy(img)), PX, BOX)
     assert np.count_nonzero(o.solid()) == 0
+
+
+def _strip_scene() -> np.ndarray:
+    """A line of the print 0.5 cm inside a crease along the right side (a wall's face let into
+    the outline), the strip between them cut by short cross marks: enclosed, face-sized pieces
+    bounded mostly by two long straight edges."""
+    img = _canvas()
+    img[:, 320:] = (120, 135, 150)  # the wall's face beyond a sharp crease
+    img[30:210, 308:310] = (60, 70, 80)  # the print's line
+    for y in range(30, 211, 30):
+        img[y:y + 2, 308:320] = (60, 70, 80)  # the strip cut into pieces 1.5 cm long
+    return img
+
+
+def test_a_strip_between_long_straight_lines_is_not_outlined():
+    img = _strip_scene()
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    assert np.count_nonzero(o.solid()[:, 300:]) == 0
+
+
+def test_cubes_in_a_row_beside_long_lines_stay_outlined():
+    img = _strip_scene()
+    for i in range(4):  # a row 4.6 cm long, barely apart: its faces' sides on long lines
+        _cube(img, 100 + i * (PX + 3), 120, (180, 201, 227), side=(120, 135, 150))
+    o = Outlines(to_linear(_noisy(img)), PX, BOX)
+    solid = o.solid()
+    assert all(_at(solid, 100 + i * (PX + 3), 120) for i in range(4))
+    assert np.count_nonzero(solid[:, 300:]) == 0
 
 
 def test_without_reference_white_cube_beside_a_dark_one_is_kept():
@@ -258,3 +288,19 @@ def test_masks_are_the_same_whether_the_outlines_are_passed_in_or_worked_out():
     worked_out, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
     assert np.count_nonzero(given) > PX * PX
     assert np.array_equal(given, worked_out)
+
+
+def test_a_white_cube_on_a_pale_even_print_is_edged():
+    """On a pale, even print the darkest band of lightness holds the cubes' shaded sides,
+    shadows and the creases more than floor: its median gradient is their edges. Taken as the
+    band's noise, it set the bar above the white cube's own outline (no edge at all)."""
+    scene = synth.Scene(
+        cubes=[("yellow", 4.93, 2.45, 74.5), ("white", 4.52, 5.83, 35.5),
+               ("yellow", 11.76, 7.29, 16.6), ("blue", 14.06, 3.73, 29.5)],
+        print_rgb=synth.PRINTS_RGB["pale"], noise=1.7, jpeg=88, seed=1906093338)
+    frame, truth = synth.render(scene)
+    view = find_tray(frame)
+    o = Outlines(to_linear(view.rectify(frame)), view.px_per_cm, view.floor_box)
+    white = next(c for c in truth if c["colour"] == "white")
+    x, y = view.image_to_rect(np.array([[white["x"], white["y"]]], float))[0].astype(int)
+    assert np.count_nonzero(o.edges()[y - 16: y + 16, x - 16: x + 16]) > 2 * PX
