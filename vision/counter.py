@@ -21,8 +21,10 @@ from vision.calibration import Calibration
 from vision.colours import ColourModel, cube_colour, to_linear
 from vision.cubefit import HALO_PX, MOUTH_VIEW_CM, fitted, mouth_fit, on_one_side, widened
 from vision.errors import VisionError
+from vision.mouth import mouth_floor
+from vision.outlines import Outlines
 from vision.reading import COLOURS, Cube, TrayReading
-from vision.segment import Outlines, blobs, cube_masks, floor_model, mouth_floor, split_blob
+from vision.segment import blobs, cube_masks, floor_model, split_blob
 from vision.tray import TrayView, find_tray, view_from_corners
 
 # Below this a cube is reported as uncertain.

@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from vision.colours import to_linear
+from vision.outlines import NOISE_FLOOR, Outlines, _bbox, _components, _log, _present, _straight
 
 # A colourless darkening to more than this share of the floor's light is shadow, not a cube.
 SHADOW_FLOOR = 0.35
@@ -58,15 +59,8 @@ SHADOW_MAX_CM = 1.5
 SHADOW_SHARE = 0.15
 # Linear light above which a channel of the floor model is taken as saturated (sRGB ~245).
 SATURATED = 0.9
-# Without a reference, cube outlines: a change of log light steeper than EDGE_PER_CM (per cm)
-# and EDGE_SIGMAS times the frame's typical gradient at that lightness; the pieces of floor
-# they enclose up to EDGE_FACE_CM2 (a cube's faces; the bare floor is one large piece) are
-# filled; then anything thinner than EDGE_OPEN_CM (lines: creases, hard shadow edges, grain)
-# is dropped.
-EDGE_PER_CM = 1.6
-EDGE_SIGMAS = 5.0
-EDGE_FACE_CM2 = 2.0
-EDGE_OPEN_CM = 0.45
+# Without a reference, a blob the floor estimate finds is a cube only when confirmed by sharp
+# edges (``vision.outlines``): at least EDGE_SUPPORT_CM (cm) of them ...
 EDGE_SUPPORT_CM = 2.0
 # ... and on sharp edges over at least this share of its area (a cube's outline and the edges
 # between its faces cover a quarter of it or more; a tinted patch is edged at most along its
@@ -75,31 +69,11 @@ EDGE_SUPPORT_CM = 2.0
 EDGE_DENSITY = 0.18
 EDGE_WALL_CM = 0.3
 EDGE_RUN_CM = 1.6
-# A straight edge at least this long (cm) is a shadow's or a crease, not a cube's (two cubes
-# side by side make 2 cm).
-STRAIGHT_CM = 2.5
 # A coloured sliver along the outline's side is a cube beyond it when its paint continues beyond
 # over at least this share of a footprint (``_cut_at_side``).
 SIDE_CUBE_SHARE = 0.25
 # A piece wholly beyond a side is a cube when it covers this many footprints (``_wholly_beyond``).
 WHOLLY_BEYOND_CUBES = (0.5, 2.5)
-# Linear-light offset in the log for edges: twice NOISE_FLOOR (a dark channel's sensor noise
-# would otherwise edge a dark cube's whole face).
-EDGE_LOG_OFFSET = 0.02
-EDGE_FACE_MIN_CM2 = 0.15
-# A cube's top face inside its edges (edges eat a rim of it): area (cm^2), shorter side (cm),
-# longer over shorter side, area over hull.
-TOP_AREA_CM2 = (0.35, 1.3)
-TOP_SIDE_CM = 0.55
-# An enclosed piece bounded over this share of its outline by long straight edges is a strip
-# along a line, not a cube's face (a face in a row of cubes has two opposite sides of four on
-# such lines, never three)
-LINE_BOUND_SHARE = 0.75
-TOP_ASPECT = 1.35
-TOP_SOLID = 0.85
-# Linear-light offset in the log ratios: keeps sensor noise in dark corners from looking like
-# change (a few grey levels out of 255 in the dark).
-NOISE_FLOOR = 0.01
 
 
 @dataclass
@@ -136,11 +110,6 @@ def shadow_direction(bg_lin: np.ndarray, floor_box: tuple[int, int, int, int]) -
     if evals[-1] < 0.01 or d.sum() / np.sqrt(3) < 0.8:
         return np.ones(3, np.float32)
     return (d / d.mean()).astype(np.float32)
-
-
-def _log(a: np.ndarray) -> np.ndarray:
-    """Natural log of a float32 image (OpenCV's, faster than numpy's; same to 1e-6)."""
-    return cv2.log(np.ascontiguousarray(a, np.float32))
 
 
 def _channel_max(a: np.ndarray) -> np.ndarray:
@@ -199,13 +168,6 @@ def _clean(fg: np.ndarray, min_area: float) -> np.ndarray:
     keep = (area >= min_area).astype(np.uint8)
     keep[0] = 0
     return keep[labels]
-
-
-def _components(mask: np.ndarray, connectivity: int = 8):
-    """(n, labels, area per label): connected pieces (OpenCV's version with statistics is
-    several times slower than labelling and counting)."""
-    n, labels = cv2.connectedComponents(mask, connectivity=connectivity)
-    return n, labels, np.bincount(labels.ravel(), minlength=n)
 
 
 def _labelled_with_stats(mask: np.ndarray):
@@ -597,38 +559,6 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
     return out
 
 
-def _present(labels: np.ndarray, n: int) -> np.ndarray:
-    """Which of the labels 0 .. n - 1 occur in ``labels`` (bool, n): a count, where
-    np.unique would sort every pixel (0.3 ms a frame over the view's large selections)."""
-    return np.bincount(labels.ravel(), minlength=n)[:n] > 0
-
-
-def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
-    """(x, y, w, h) of a non-empty mask (for a few pieces this is several times cheaper than
-    OpenCV's labelling with statistics over the whole view)."""
-    ys = np.flatnonzero(mask.any(axis=1))
-    xs = np.flatnonzero(mask.any(axis=0))
-    return int(xs[0]), int(ys[0]), int(xs[-1] - xs[0] + 1), int(ys[-1] - ys[0] + 1)
-
-
-def _bboxes(labels: np.ndarray, which: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """(x, y, w, h) of each label in ``which`` (non-empty labels of ``labels``), from their
-    pixels alone: for a few small pieces far cheaper than statistics over every label."""
-    if len(which) == 0:
-        return []
-    sel = np.zeros(int(labels.max()) + 1, bool)
-    sel[which] = True
-    ys, xs = np.nonzero(sel[labels])
-    lab = labels[ys, xs]
-    order = np.argsort(lab, kind="stable")
-    ys, xs, lab = ys[order], xs[order], lab[order]
-    starts = np.searchsorted(lab, which)
-    x0, x1 = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
-    y0, y1 = np.minimum.reduceat(ys, starts), np.maximum.reduceat(ys, starts)
-    return [(int(a), int(b), int(c - a + 1), int(d - b + 1))
-            for a, b, c, d in zip(x0, y0, x1, y1, strict=True)]
-
-
 def _same_paint_as_touched(piece: np.ndarray, strong: np.ndarray, chroma: np.ndarray,
                            kernel: np.ndarray) -> bool:
     """Whether ``piece`` touches ``strong`` where that is painted like the piece (a quarter of
@@ -688,25 +618,6 @@ def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.
     return mask | hit[labels].astype(mask.dtype)
 
 
-def _straight(edge: np.ndarray, px_per_cm: float, scale: int = 1) -> np.ndarray:
-    """The long straight runs of ``edge`` (``STRAIGHT_CM`` or more, any direction), widened
-    by 2 px: shadow edges and creases, never one cube's outline. ``scale`` 2: searched on the
-    edges at half resolution (a quarter of the pixels: the search costs as many as it is
-    given), drawn at full."""
-    small = edge if scale == 1 else cv2.dilate(edge, np.ones((scale, scale), np.uint8))[
-        ::scale, ::scale]
-    ppc = px_per_cm / scale
-    length = STRAIGHT_CM * ppc
-    lines = cv2.HoughLinesP(small, 1, np.pi / 180, threshold=round(0.6 * length),
-                            minLineLength=length, maxLineGap=max(1.0, 0.2 * ppc))
-    out = np.zeros_like(edge)
-    if lines is not None:
-        off = 0.5 * (scale - 1)
-        for xa, ya, xb, yb in np.asarray(lines).reshape(-1, 4) * scale + off:
-            cv2.line(out, (round(xa), round(ya)), (round(xb), round(yb)), 1, 5)
-    return out
-
-
 def _edged(mask: np.ndarray, edge: np.ndarray, px_per_cm: float) -> np.ndarray:
     """The pieces of ``mask`` with sharp ``edge`` pixels (within 2 px of them) over at least
     ``EDGE_SUPPORT_CM`` of length and ``EDGE_DENSITY`` of their area."""
@@ -725,202 +636,6 @@ def _edge_support(mask: np.ndarray, edge: np.ndarray, px_per_cm: float):
     ok = support >= np.maximum(EDGE_SUPPORT_CM * px_per_cm, EDGE_DENSITY * area)
     ok[0] = False
     return labels, ok, area
-
-
-def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarray,
-                         members: list[np.ndarray], overall: float) -> np.ndarray:
-    """Each lightness band's typical gradient, re-estimated robustly where noise cannot
-    explain it. ``level``: each band's typical lightness; ``members``: its samples of ``grad``.
-
-    Noise in log light grows at most as 1 / light (read noise; shot noise and JPEG's steps
-    more slowly), on ``_gradient``'s offset log: a band's typical gradient above the next
-    brighter band's times the ratio of their lightness is not noise. On a bright, even print
-    the darkest band holds the cubes' shaded sides, shadows and outlines more than floor, its
-    median is their edges, and the bar set from it hid those very edges (a white cube on a
-    pale print found no edge at all). There, the band's lower quartile (still floor while up
-    to three quarters of the band are edges), scaled to a median by the ratio the whole floor
-    shows (mostly bare; ``overall`` its median), is taken instead, never above the median.
-    """
-    out = typical.astype(np.float32).copy()
-    shape = None
-    for b in range(len(out) - 1):
-        if not members[b].any():
-            continue
-        cap = out[b + 1] * (level[b + 1] + EDGE_LOG_OFFSET) / (level[b] + EDGE_LOG_OFFSET)
-        if out[b] > EDGE_SIGMAS * cap:  # its median pixel an edge: the band is mostly edges
-            if shape is None:
-                q_all = float(np.quantile(grad, 0.25))
-                shape = overall / q_all if q_all > 0 else 0.0
-            if shape > 0:
-                out[b] = min(out[b], shape * float(np.quantile(grad[members[b]], 0.25)))
-    return out
-
-
-def _gradient(rect_lin: np.ndarray) -> np.ndarray:
-    """Steepest change of log light over the three channels, per rectified px (the log offset
-    larger than elsewhere: a dark channel's noise is large in log terms)."""
-    lg = _log(rect_lin + EDGE_LOG_OFFSET)
-    g2 = None
-    for c in range(3):
-        gx = cv2.Scharr(lg[..., c], cv2.CV_32F, 1, 0)
-        gy = cv2.Scharr(lg[..., c], cv2.CV_32F, 0, 1)
-        m = gx * gx + gy * gy
-        g2 = m if g2 is None else np.maximum(g2, m)
-    return np.sqrt(g2) / 32.0
-
-
-class Outlines:
-    """The sharp edges on the floor and the edge-free pieces they enclose (no floor model).
-
-    A cube is bounded by sharp, straight edges all round (and between its faces), whatever its
-    colour against the print; the print's own changes, shading and the soft side of a shadow
-    are gentle. Edges are changes of log light steeper than ``EDGE_PER_CM`` and than
-    ``EDGE_SIGMAS`` times the typical gradient at that lightness (dark parts are noisier in
-    log terms; a grained print raises its own bar), continued by hysteresis down to half that.
-    Only the floor proper is looked at: walls and rim have edges of their own. Pieces touching
-    the outline's sides are floor between a crease and the outline, never faces.
-    """
-
-    def __init__(self, rect_lin: np.ndarray, px_per_cm: float,
-                 floor_box: tuple[int, int, int, int]):
-        self.shape = rect_lin.shape[:2]
-        self.lin = rect_lin  # kept for ``cube_masks`` (read only)
-        self.px_per_cm = px_per_cm
-        self.box = floor_box
-        x0, y0, x1, y1 = floor_box
-        lin = rect_lin[y0:y1, x0:x1]
-        g = _gradient(lin)
-        lum = cv2.blur(lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), (5, 5))
-        bins = 6
-        ls, gs = lum[::2, ::2].ravel(), g[::2, ::2].ravel()
-        # the bands' cuts, and their middles (each band's typical lightness)
-        qs = np.quantile(ls, np.linspace(0, 1, 2 * bins + 1))
-        cuts, middle = qs[::2].copy(), qs[1::2]
-        cuts[0], cuts[-1] = -np.inf, np.inf
-        idx = np.clip(np.searchsorted(cuts, ls, side="right") - 1, 0, bins - 1)
-        # A band of lightness speaks for the floor only when it holds its share of the floor:
-        # on a flat, noiseless floor the quantiles collapse, and the band below the floor's one
-        # value then holds the cubes alone, whose own texture would set the bar above their
-        # outlines. Such a band takes the floor's overall typical gradient.
-        share = np.bincount(idx, minlength=bins)
-        overall = float(np.median(gs))
-        members = [idx == b for b in range(bins)]
-        typical = np.array([np.median(gs[members[b]]) if share[b] >= 0.5 * ls.size / bins
-                            else overall for b in range(bins)], np.float32)
-        typical = _beyond_noise_robust(typical, middle, gs, members, overall)
-        # each pixel's band: how many inner cuts lie at or below its lightness (as searchsorted,
-        # several times faster on the whole view)
-        pix = sum((lum >= c).astype(np.uint8) for c in cuts[1:bins])
-        thresh = np.maximum(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * typical[pix])
-        # hysteresis: weaker edges count where they continue a strong one (a cube's outline
-        # against a floor of nearly its own light)
-        hi = (g > thresh).astype(np.uint8)
-        lo = (g > 0.5 * thresh).astype(np.uint8)
-        n, labels = cv2.connectedComponents(lo, connectivity=8)
-        keep = _present(labels[hi > 0], n)
-        keep[0] = False
-        self.edge = keep[labels].astype(np.uint8)
-        self.closed = cv2.morphologyEx(self.edge, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-        # (labels and areas only: OpenCV's statistics cost twice the labelling)
-        n, self.labels, self.area = _components(1 - self.closed, connectivity=4)
-        self.inner = np.ones(n, bool)
-        self.inner[0] = False
-        for side in (self.labels[0], self.labels[-1], self.labels[:, 0], self.labels[:, -1]):
-            self.inner[side] = False
-
-    def _full(self, crop: np.ndarray) -> np.ndarray:
-        x0, y0, x1, y1 = self.box
-        out = np.zeros(self.shape, np.uint8)
-        out[y0:y1, x0:x1] = crop
-        return out
-
-    def edges(self) -> np.ndarray:
-        """The sharp edges (uint8, rectified view)."""
-        return self._full(self.edge)
-
-    def solid(self) -> np.ndarray:
-        """Things found by their outlines alone: enclosed pieces the size of a cube's faces
-        (``EDGE_FACE_MIN_CM2`` to ``EDGE_FACE_CM2``; the bare floor is one large piece) with the
-        edges around them; lines thinner than ``EDGE_OPEN_CM`` (creases, a hard shadow's
-        edge, grain) opened away."""
-        ppc = self.px_per_cm
-        cube_px = ppc * ppc
-        area = self.area
-        face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
-        face &= ~self._along_lines(face)
-        faces = face[self.labels].astype(np.uint8)
-        # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
-        rim = max(1, round(0.15 * ppc))
-        near = cv2.dilate(faces, np.ones((2 * rim + 1, 2 * rim + 1), np.uint8))
-        solid = faces | (self.closed & near)
-        r = max(1, round(0.5 * EDGE_OPEN_CM * ppc))
-        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
-        return self._full(cv2.morphologyEx(solid, cv2.MORPH_OPEN, k))
-
-    def _along_lines(self, face: np.ndarray) -> np.ndarray:
-        """Per label, whether a candidate ``face`` piece is bounded mostly (over
-        ``LINE_BOUND_SHARE`` of its outline) by long straight edges (``_straight``): a strip
-        between a crease and a line of the print, or along a shadow's edge, cut into face-sized
-        pieces where the lines meet (drawn trays: such strips along the sides were read as
-        black cubes). A cube's face has at most two opposite sides on lines longer than a cube
-        (a row of cubes): half its outline, a little more at the corners the lines' width
-        reaches."""
-        out = np.zeros_like(face)
-        if not face.any():
-            return out
-        lines = _straight(self.edge, self.px_per_cm, scale=2)
-        if not lines.any():
-            return out
-        n = len(face)
-        pieces = face[self.labels].astype(np.uint8)
-        rim = pieces & (cv2.erode(pieces, np.ones((3, 3), np.uint8)) ^ 1)
-        near = lines > 0  # (drawn 5 px wide: the edge's own blur either side)
-        total = np.bincount(self.labels[rim > 0], minlength=n)
-        on = np.bincount(self.labels[(rim > 0) & near], minlength=n)
-        out = face & (on > LINE_BOUND_SHARE * np.maximum(total, 1))
-        return out
-
-    def _tops(self) -> list[tuple[int, float, float]]:
-        """(label, x, y in the floor box) of the enclosed pieces shaped like a top face."""
-        if getattr(self, "_top_cache", None) is not None:
-            return self._top_cache
-        ppc = self.px_per_cm
-        cube_px = ppc * ppc
-        area = self.area
-        lo, hi = TOP_AREA_CM2
-        cand = np.nonzero(self.inner & (area >= lo * cube_px) & (area <= hi * cube_px))[0]
-        boxes = _bboxes(self.labels, cand)
-        out = []
-        for i, (x, y, w, h) in zip(cand, boxes, strict=True):
-            m = (self.labels[y:y + h, x:x + w] == i).astype(np.uint8)
-            cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-            c = max(cnts, key=cv2.contourArea)
-            (cx, cy), (rw, rh), _ = cv2.minAreaRect(c)
-            hull = cv2.contourArea(cv2.convexHull(c))
-            short, long_ = min(rw, rh), max(rw, rh)
-            if (short >= TOP_SIDE_CM * ppc and long_ <= TOP_ASPECT * short
-                    and area[i] >= TOP_SOLID * hull):
-                out.append((int(i), cx + x, cy + y))
-        self._top_cache = out
-        return out
-
-    def top_faces(self) -> np.ndarray:
-        """Centres (rectified px, (k, 2)) of enclosed pieces shaped like a cube's top face: a
-        solid, nearly square piece whose shorter side is at least ``TOP_SIDE_CM`` and whose area
-        (inside its edges) is ``TOP_AREA_CM2``. A side face seen from above is narrower than
-        that; two faces one piece only where the edge between them is lost."""
-        x0, y0 = self.box[:2]
-        return np.array([(x + x0, y + y0) for _, x, y in self._tops()],
-                        np.float64).reshape(-1, 2)
-
-    def top_mask(self) -> np.ndarray:
-        """The top faces' pieces with the edges around them (uint8, rectified view)."""
-        sel = np.zeros(len(self.area), bool)
-        sel[[i for i, _, _ in self._tops()]] = True
-        faces = sel[self.labels].astype(np.uint8)
-        rim = max(1, round(0.1 * self.px_per_cm))
-        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rim + 1, 2 * rim + 1))
-        return self._full(cv2.dilate(faces, k))
 
 
 def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
@@ -1191,81 +906,3 @@ def split_blob(blob: Blob, n: int, seed: int = 0, seeds=None) -> list[np.ndarray
         m[ys[lab == j], xs[lab == j]] = True
         masks.append(m)
     return masks
-
-
-
-
-
-# At the tower's mouth (no reference): the floor beyond the tower's side lies in the tower's
-# shadow, lit by the room alone. Its own floor is estimated row by row along the side, over
-# this run (three cubes, as the floor estimate's median: a lone cube is a third of it).
-MOUTH_RUN_CM = 3.0
-# A piece beyond the side narrower than this everywhere is no cube (as the counter's slivers).
-MOUTH_THIN_CM = 0.45
-
-
-def _side_band(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int) -> np.ndarray:
-    """The part of ``a`` beyond the floor box's ``side`` (0-3: top, right, bottom, left), over
-    the floor's extent along it, turned so that the side runs along the rows and the last row
-    is the one next to the floor (a view: writing to it writes to ``a``)."""
-    x0, y0, x1, y1 = floor_box
-    band = [a[:y0, x0:x1], a[y0:y1, x1:], a[y1:, x0:x1], a[y0:y1, :x0]][side]
-    return [band, band.swapaxes(0, 1)[::-1], band[::-1], band.swapaxes(0, 1)][side]
-
-
-def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
-    """Each row's running median along it over ``MOUTH_RUN_CM`` (log light): windows every
-    half run, each its row's median over every 2nd px, interpolated between (the light
-    changes slowly along the side; a sliding median is several times slower)."""
-    w = lg.shape[1]
-    run = max(2, round(MOUTH_RUN_CM * px_per_cm))
-    starts = np.unique(np.clip(np.arange(-run // 2, w, max(1, run // 2)), 0, max(w - run, 0)))
-    centres = starts + min(run, w) / 2.0
-    meds = np.stack([np.median(lg[:, s0:s0 + run:2], axis=1) for s0 in starts], axis=1)
-    # linear interpolation between the windows' centres, the same weights for every row
-    weights = np.stack([np.interp(np.arange(w), centres, np.eye(len(starts))[j])
-                        for j in range(len(starts))], axis=1).astype(np.float32)
-    return np.matmul(weights[None], meds.astype(np.float32))
-
-
-def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
-                side: int) -> np.ndarray:
-    """What differs from the mouth's own floor beyond the tower's ``side`` without a reference
-    (uint8, rectified view).
-
-    Why: the floor estimate only knows the lit floor proper; the mouth's floor, many times
-    darker and lit by the room alone, reads against it as one dark change, and cubes lying
-    there are not segmented. Its light varies across the side (the lip, the mouth's depth)
-    but slowly along it, so each row along the side has its own floor: the running median
-    over ``MOUTH_RUN_CM`` (``_row_floor``). A cube differs from that floor in colour
-    (``CHROMA_STEP``: a shadow leaves the paint's colour alone) or is brighter
-    (``BRIGHT_CEIL``: the mouth's floor is the shadowed one, a shadow only darkens). Left
-    out: pieces that do not reach the side (a cube on the floor under the mouth does in the
-    picture: its centre lies at most 0.3 cm beyond, its near edge half a cube nearer; what
-    lies wholly beyond is the ramp or the tower's inside), pieces running into the band's
-    ends or across it to its far edge (the walls and the tower's legs: such a cube's picture
-    would reach 2 cm beyond the side, its centre at most 0.3 cm beyond) and pieces thinner
-    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges).
-    """
-    found = np.zeros(rect_lin.shape[:2], np.uint8)
-    band = np.ascontiguousarray(_side_band(rect_lin, floor_box, side))
-    if band.shape[0] < 2 or band.shape[1] < 8:
-        return found
-    lg = cv2.blur(_log(band + NOISE_FLOOR), (5, 5))
-    med = _row_floor(lg, px_per_cm)
-    d = lg - med
-    t = d.mean(axis=2)
-    chroma = _channel_max(np.abs(d - t[..., None]))
-    diff = ((chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))).astype(np.uint8)
-    diff = _clean(diff, 0.2 * px_per_cm * px_per_cm)
-    n, labels = cv2.connectedComponents(diff, connectivity=8)
-    keep = _present(labels[-2:], n)  # reaching the side
-    # the band's ends and its far edge: the walls and the tower's legs (standing across it)
-    keep &= ~(_present(labels[:, 0], n) | _present(labels[:, -1], n) | _present(labels[0], n))
-    dist = cv2.distanceTransform(diff, cv2.DIST_L2, 3)
-    wide = np.zeros(n, bool)
-    np.maximum.at(wide, labels.ravel(), (dist >= 0.5 * MOUTH_THIN_CM * px_per_cm).ravel())
-    keep &= wide
-    keep[0] = False
-    _side_band(found, floor_box, side)[:] = keep[labels]
-    return found

@@ -1,4 +1,4 @@
-"""The tower's mouth without a reference (vision.segment ``mouth_floor``, vision.counter
+"""The tower's mouth without a reference (vision.mouth ``mouth_floor``, vision.counter
 ``on_one_side``) on drawn rectified views.
 
 The view is 360 x 260 px at 20 px/cm with the floor box (20, 40, 340, 240): the tower stands
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision.cubefit import on_one_side
-from vision.segment import _row_floor, _side_band, mouth_floor
+from vision.mouth import _row_floor, _side_band, mouth_floor
 from vision.tray import view_from_corners
 
 PPC = 20.0

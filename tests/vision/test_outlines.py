@@ -1,4 +1,4 @@
-"""The outline cue (``vision.segment.Outlines``): cubes found by their sharp edges alone, top
+"""The outline cue (``vision.outlines.Outlines``): cubes found by their sharp edges alone, top
 faces counted, and what is not a cube (a soft tinted patch, a wall crease) left out."""
 
 from __future__ import annotations

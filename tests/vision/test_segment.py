@@ -144,7 +144,8 @@ def test_a_nonlinear_exposure_change_is_not_a_cube():
 
 
 def test_piece_boxes_and_fast_labels_match_opencvs_statistics():
-    from vision.segment import _bboxes, _labelled_with_stats
+    from vision.outlines import _bboxes
+    from vision.segment import _labelled_with_stats
 
     rng = np.random.default_rng(3)
     mask = (rng.random((60, 90)) < 0.3).astype(np.uint8)

@@ -1,0 +1,89 @@
+"""The floor under the tower's mouth, without an empty-tray reference.
+
+Why: the tower hides the floor's far end in its shadow; the floor estimate of the lit floor
+does not know that shadow (darker, and not the lit floor's colour either), so without a
+reference the mouth's floor gets its own estimate, row by row along the tower's side, and what
+differs from it in colour or is brighter than it is a cube (README, counter section).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.outlines import NOISE_FLOOR, _log, _present
+from vision.segment import BRIGHT_CEIL, CHROMA_STEP, _channel_max, _clean
+
+# At the tower's mouth (no reference): the floor beyond the tower's side lies in the tower's
+# shadow, lit by the room alone. Its own floor is estimated row by row along the side, over
+# this run (three cubes, as the floor estimate's median: a lone cube is a third of it).
+MOUTH_RUN_CM = 3.0
+# A piece beyond the side narrower than this everywhere is no cube (as the counter's slivers).
+MOUTH_THIN_CM = 0.45
+
+
+def _side_band(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int) -> np.ndarray:
+    """The part of ``a`` beyond the floor box's ``side`` (0-3: top, right, bottom, left), over
+    the floor's extent along it, turned so that the side runs along the rows and the last row
+    is the one next to the floor (a view: writing to it writes to ``a``)."""
+    x0, y0, x1, y1 = floor_box
+    band = [a[:y0, x0:x1], a[y0:y1, x1:], a[y1:, x0:x1], a[y0:y1, :x0]][side]
+    return [band, band.swapaxes(0, 1)[::-1], band[::-1], band.swapaxes(0, 1)][side]
+
+
+def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """Each row's running median along it over ``MOUTH_RUN_CM`` (log light): windows every
+    half run, each its row's median over every 2nd px, interpolated between (the light
+    changes slowly along the side; a sliding median is several times slower)."""
+    w = lg.shape[1]
+    run = max(2, round(MOUTH_RUN_CM * px_per_cm))
+    starts = np.unique(np.clip(np.arange(-run // 2, w, max(1, run // 2)), 0, max(w - run, 0)))
+    centres = starts + min(run, w) / 2.0
+    meds = np.stack([np.median(lg[:, s0:s0 + run:2], axis=1) for s0 in starts], axis=1)
+    # linear interpolation between the windows' centres, the same weights for every row
+    weights = np.stack([np.interp(np.arange(w), centres, np.eye(len(starts))[j])
+                        for j in range(len(starts))], axis=1).astype(np.float32)
+    return np.matmul(weights[None], meds.astype(np.float32))
+
+
+def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
+                side: int) -> np.ndarray:
+    """What differs from the mouth's own floor beyond the tower's ``side`` without a reference
+    (uint8, rectified view).
+
+    Why: the floor estimate only knows the lit floor proper; the mouth's floor, many times
+    darker and lit by the room alone, reads against it as one dark change, and cubes lying
+    there are not segmented. Its light varies across the side (the lip, the mouth's depth)
+    but slowly along it, so each row along the side has its own floor: the running median
+    over ``MOUTH_RUN_CM`` (``_row_floor``). A cube differs from that floor in colour
+    (``CHROMA_STEP``: a shadow leaves the paint's colour alone) or is brighter
+    (``BRIGHT_CEIL``: the mouth's floor is the shadowed one, a shadow only darkens). Left
+    out: pieces that do not reach the side (a cube on the floor under the mouth does in the
+    picture: its centre lies at most 0.3 cm beyond, its near edge half a cube nearer; what
+    lies wholly beyond is the ramp or the tower's inside), pieces running into the band's
+    ends or across it to its far edge (the walls and the tower's legs: such a cube's picture
+    would reach 2 cm beyond the side, its centre at most 0.3 cm beyond) and pieces thinner
+    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges).
+    """
+    found = np.zeros(rect_lin.shape[:2], np.uint8)
+    band = np.ascontiguousarray(_side_band(rect_lin, floor_box, side))
+    if band.shape[0] < 2 or band.shape[1] < 8:
+        return found
+    lg = cv2.blur(_log(band + NOISE_FLOOR), (5, 5))
+    med = _row_floor(lg, px_per_cm)
+    d = lg - med
+    t = d.mean(axis=2)
+    chroma = _channel_max(np.abs(d - t[..., None]))
+    diff = ((chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))).astype(np.uint8)
+    diff = _clean(diff, 0.2 * px_per_cm * px_per_cm)
+    n, labels = cv2.connectedComponents(diff, connectivity=8)
+    keep = _present(labels[-2:], n)  # reaching the side
+    # the band's ends and its far edge: the walls and the tower's legs (standing across it)
+    keep &= ~(_present(labels[:, 0], n) | _present(labels[:, -1], n) | _present(labels[0], n))
+    dist = cv2.distanceTransform(diff, cv2.DIST_L2, 3)
+    wide = np.zeros(n, bool)
+    np.maximum.at(wide, labels.ravel(), (dist >= 0.5 * MOUTH_THIN_CM * px_per_cm).ravel())
+    keep &= wide
+    keep[0] = False
+    _side_band(found, floor_box, side)[:] = keep[labels]
+    return found
