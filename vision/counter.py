@@ -195,10 +195,17 @@ def measure_cubes(
     rect_lin = to_linear(rect)
     # sharp edges, whatever the floor model: cubes outlined all round, and their top faces
     outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box)
+    doubts: list = []
+    notes: list[str] = []
     strong, weak = cube_masks(
         rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None,
         outlines=outlines, beyond=tuple(k for k in range(4) if k != view.hidden),
+        doubts=doubts,
     )
+    for fx, fy in doubts:
+        x, y = view.rect_to_image(np.array([[fx, fy]]))[0]
+        notes.append(f"a dark patch near ({x:.0f}, {y:.0f}) was taken for shadow: a black cube "
+                     "in the shadow?")
     if judge_mouth and reference is None:
         # what differs from the mouth's own floor beyond the tower's side; its blobs are
         # counted and judged by the cube models (``mouth_fit``), as with the empty tray
@@ -212,7 +219,6 @@ def measure_cubes(
     # (almost) wholly beyond it.
     x0, y0, x1, y1 = view.floor_box
     candidates = []
-    notes: list[str] = []
     beyond = _beyond_mouth(view)
     for b in blobs(strong, weak):
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
