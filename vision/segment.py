@@ -237,6 +237,7 @@ def cube_masks(
     have_reference: bool,
     outlines: Outlines | None = None,
     beyond: tuple[int, ...] = (0, 1, 2, 3),
+    doubts: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
@@ -303,9 +304,12 @@ def cube_masks(
     # (the outlined things' own edges, beside such a piece, are theirs, not its)
     apart = cv2.dilate(outlined, np.ones((5, 5), np.uint8)) ^ 1
     own = strong & apart
-    strong = (strong & (own ^ 1)) | _edged_or_other(
+    kept = _edged_or_other(
         own, edge & (_straight(edge, px_per_cm) ^ 1) & cv2.erode(apart, np.ones((3, 3), np.uint8)),
         rect_lin, px_per_cm)
+    if doubts is not None:
+        doubts += _dark_left_out(own & (kept ^ 1), neutral, px_per_cm)
+    strong = (strong & (own ^ 1)) | kept
     # a lamp's hard shadow is outlined too: what the common offset said is shadow stays out
     strong |= outlined & (cast ^ 1)
     paints: dict[int, np.ndarray | None] = {}  # the bands' paints, worked out once
@@ -314,6 +318,24 @@ def cube_masks(
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
     strong |= _wholly_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, shade)
     return strong, np.zeros_like(strong)
+
+
+def _dark_left_out(dropped: np.ndarray, neutral: np.ndarray, px_per_cm: float) -> list:
+    """Centres (rectified px) of the dropped pieces that hold a cube's footprint of colourless
+    darkening: what a black cube in a deep shadow leaves when its piece, joined to the
+    shadow, is not edged like a cube as a whole.
+
+    Why: a shadow and a black cube in it differ by little (a shadow is the floor in the
+    room's light alone; black paint in that light is darker by no clear factor), so the piece
+    is rightly not counted; but it may hold a cube, and the reading must say so.
+    """
+    dark = dropped & neutral
+    if not dark.any():
+        return []
+    x, y, w, h = cv2.boundingRect(dark)  # labelled on that box only: most frames drop little
+    n, _, stats, cents = _labelled_with_stats(dark[y:y + h, x:x + w])
+    return [(float(cents[i][0] + x), float(cents[i][1] + y)) for i in range(1, n)
+            if stats[i, 4] >= px_per_cm * px_per_cm]
 
 
 def _wholly_beyond(strong: np.ndarray, rect_lin: np.ndarray,

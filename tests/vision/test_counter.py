@@ -120,23 +120,18 @@ PALE = synth.Scene(
 GLARE = synth.Scene(cubes=[("white", 11.5, 6.5, 10), ("yellow", 9, 6.5, 0)], glare=True)
 
 
-@pytest.mark.parametrize(
-    "reference",
-    [True, pytest.param(False, marks=pytest.mark.xfail(
-        reason="known miss: without the empty tray, white on a near-white print is invisible",
-        strict=True))],
-)
+@pytest.mark.parametrize("reference", [True, False])
 def test_white_cubes_on_a_pale_print(reference):
+    # without the empty tray white on a near-white print is still missed, but its outline,
+    # apart from every cube, now says so (``counter._outlines_left_out``)
     reading, truth = _run(PALE, reference=reference)
     assert reading.counts == synth.counts(truth) or reading.uncertain
 
 
-@pytest.mark.parametrize(
-    "reference",
-    [True, pytest.param(False, marks=pytest.mark.xfail(
-        reason="known miss: without the empty tray, a white cube in a glare spot", strict=True))],
-)
+@pytest.mark.parametrize("reference", [True, False])
 def test_white_cube_in_glare(reference):
+    # without the empty tray the white cube in the glare spot is still missed, but its
+    # outline, apart from every cube, now says so (``counter._outlines_left_out``)
     reading, truth = _run(GLARE, reference=reference)
     assert reading.counts == synth.counts(truth) or reading.uncertain
 
@@ -336,3 +331,24 @@ def test_cube_against_a_wall_beyond_a_short_outline_is_counted_and_flagged():
     assert reading.counts == {**dict.fromkeys(ALL, 0), "red": 1, "blue": 1}
     blue = [c for c in reading.cubes if c.colour == "blue"]
     assert blue[0].uncertain and any("edge" in w for w in reading.warnings)
+
+
+def test_a_white_cube_on_a_pale_print_lost_without_reference_leaves_the_reading_unsure():
+    """A white cube on a pale print changes only its shaded sides and shadow, an L of sharp
+    edges the floor estimate does not take for a cube: the reading must then say a cube may
+    be missing there (``counter._outlines_left_out``), not read an empty tray and be sure.
+    A blue cube there is counted and nothing is said; bare floor says nothing either."""
+    pale = synth.PRINTS_RGB["pale"]
+    img, truth = synth.render(synth.Scene(cubes=[("white", 9.0, 5.5, 0)], print_rgb=pale))
+    reading = count_cubes(img)
+    if reading.total == 1:
+        return  # found: better still
+    notes = [w for w in reading.warnings if "outline near" in w]
+    assert len(notes) == 1, reading.warnings
+    x, y = (float(v) for v in notes[0].split("(")[1].split(")")[0].split(","))
+    assert abs(x - truth[0]["x"]) < 30 and abs(y - truth[0]["y"]) < 30
+    img, _ = synth.render(synth.Scene(cubes=[("blue", 9.0, 5.5, 0)], print_rgb=pale))
+    reading = count_cubes(img)
+    assert reading.total == 1 and not reading.uncertain, reading.warnings
+    img, _ = synth.render(synth.Scene(cubes=[], print_rgb=pale))
+    assert count_cubes(img).warnings == ()

@@ -163,3 +163,23 @@ def test_nothing_beyond_the_side_that_does_not_touch_it_or_is_a_streak():
         frame, bg = scene
         strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
         assert np.count_nonzero(strong) == 0
+
+
+def test_a_dropped_dark_piece_a_cube_could_hide_in_is_reported_not_a_speck_or_a_coloured_one():
+    """A black cube in a deep shadow joins the shadow's piece; that piece is rightly dropped
+    (not edged like a cube), but when it holds a cube's footprint of colourless darkening the
+    reading must be told (``_dark_left_out``): a speck cannot hide a cube, and a coloured
+    piece left out is not a black cube in a shadow."""
+    from vision.segment import _dark_left_out
+
+    dropped = np.zeros((240, 360), np.uint8)
+    neutral = np.zeros_like(dropped)
+    dropped[100:130, 100:160] = 1  # a shadow's piece, 4.5 cubes, with a cube in it
+    neutral[100:130, 100:160] = 1
+    dropped[30:40, 30:40] = 1  # a dark speck: a quarter of a cube
+    neutral[30:40, 30:40] = 1
+    dropped[160:190, 200:230] = 1  # a coloured piece left out: not darkening
+    found = _dark_left_out(dropped, neutral, PX)
+    assert len(found) == 1
+    assert abs(found[0][0] - 129.5) < 1 and abs(found[0][1] - 114.5) < 1
+    assert _dark_left_out(dropped, np.zeros_like(dropped), PX) == []
