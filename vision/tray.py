@@ -24,6 +24,7 @@ from functools import cached_property
 import cv2
 import numpy as np
 
+from vision.colours import row_medians
 from vision.errors import VisionError
 
 TRAY_CM = (16.0, 10.0)  # inner floor, long side x short side
@@ -413,7 +414,6 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
     h, w = edges.shape
     gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
-    mag = np.sqrt(gx * gx + gy * gy) + 1e-6
     centre = quad.mean(axis=0)
     diag = float(np.hypot(h, w))
     offsets = np.arange(-0.01 * diag, 0.08 * diag, 1.0)
@@ -444,19 +444,23 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
             offs = np.arange(-0.01 * diag, 0.3 * diag, 1.0)
         # shift (O, T, S): offset, tilt, sample
         shift = offs[:, None, None] + tilts[None, :, None] * (2 * t[None, None, :] - 1)
-        pts = a + t[None, None, :, None] * u + shift[..., None] * n
-        xs = np.clip(np.round(pts[..., 0]).astype(int), 0, w - 1)
-        ys = np.clip(np.round(pts[..., 1]).astype(int), 0, h - 1)
-        inside = (pts[..., 0] >= 0) & (pts[..., 0] < w) & (pts[..., 1] >= 0) & (pts[..., 1] < h)
+        # (x and y apart: the same arithmetic as on (..., 2) points, several times faster)
+        px = (a[0] + t * u[0]) + shift * n[0]
+        py = (a[1] + t * u[1]) + shift * n[1]
+        xs = np.minimum(np.maximum(np.round(px).astype(int), 0), w - 1)
+        ys = np.minimum(np.maximum(np.round(py).astype(int), 0), h - 1)
+        inside = (px >= 0) & (px < w) & (py >= 0) & (py < h)
         # edge pixels whose gradient runs across this side (a side's edge, not a cube's), only
         # in the band the candidate lines sweep (one pixel more for the dilation)
         bx0, by0 = max(0, int(xs.min()) - 1), max(0, int(ys.min()) - 1)
         bx1, by1 = min(w, int(xs.max()) + 2), min(h, int(ys.max()) + 2)
         gxb, gyb = gx[by0:by1, bx0:bx1], gy[by0:by1, bx0:bx1]
-        across = np.abs(gxb * n[0] + gyb * n[1]) > 0.85 * mag[by0:by1, bx0:bx1]
+        mag = np.sqrt(gxb * gxb + gyb * gyb) + 1e-6  # (in the band only)
+        across = np.abs(gxb * n[0] + gyb * n[1]) > 0.85 * mag
         e = cv2.dilate(((edges[by0:by1, bx0:bx1] > 0) & across).astype(np.uint8),
                        np.ones((3, 3), np.uint8)) > 0
-        support = (e[ys - by0, xs - bx0] & inside).mean(axis=2)  # (O, T)
+        hit = e.ravel()[(ys - by0) * e.shape[1] + (xs - bx0)]  # (flat: faster than 2-d)
+        support = (hit & inside).mean(axis=2)  # (O, T)
         best_tilt = support.argmax(axis=1)
         best = support[np.arange(len(offs)), best_tilt]
         good = best >= max(0.5, 0.6 * best.max())
@@ -564,7 +568,7 @@ def trim_walls(view: TrayView, image: np.ndarray) -> TrayView:
         "left": lum[y0 + h10: y1 - h10, x0: x0 + n].T,
         "right": lum[y0 + h10: y1 - h10, x1 - n: x1].T[::-1],
     }
-    cut = {side: _band_width(np.median(strip, axis=1), ppc) for side, strip in strips.items()}
+    cut = {side: _band_width(row_medians(strip), ppc) for side, strip in strips.items()}
     if not any(cut.values()):
         return view
     box = np.array([
@@ -601,7 +605,7 @@ def _surroundings(image: np.ndarray, view: TrayView, scale: float = 1.0
     out = []
     for sy, sx in zones:
         m = seen[sy, sx]
-        out.append(np.median(lab[sy, sx][m], axis=0) if m.mean() > 0.3 else None)
+        out.append(row_medians(lab[sy, sx][m].T) if m.mean() > 0.3 else None)
     return out
 
 
