@@ -474,25 +474,18 @@ class ColourModel:
     def _coarse_scans(self, ratios, contrasts, light_sigma, tint_sigma, low, over, names
                       ) -> list[tuple[float, float, float, float]]:
         """``_fit_gains``' coarse search (log lightness, blue tint, red tint, cost) at each
-        contrast, all contrasts' toned ratios put through one ``_costs`` call: the grid of
-        factors is the same for all, and one call over five times the rows costs far less
-        than five (the per-call overhead dominates with a handful of cubes). Each contrast's
-        costs are summed on a contiguous copy of its own columns, exactly as a call of its own
-        would sum them."""
+        contrast. The grid of factors and its prior are the same for all contrasts: made once.
+        (One ``_costs`` call over all contrasts' rows at once was tried: no faster, and at
+        times much slower, its arrays large enough for each allocation to fault in fresh
+        pages.)"""
         light_sigma, tint_sigma = self._sigmas(light_sigma, tint_sigma)
         ks, tbs, trs, _, _ = self._coarse_grid(light_sigma, tint_sigma)
         kk, bb, rr = (a.ravel() for a in np.meshgrid(ks, tbs, trs, indexing="ij"))
         g = np.exp(np.stack([kk + bb, kk, kk + rr], axis=1))
-        n, nc = len(ratios), len(contrasts)
-        toned_all = np.concatenate([toned(ratios, c) for c in contrasts])
-        high_all = np.concatenate([_over(over**c, n) for c in contrasts])
-        low_all = None if low is None else np.tile(np.asarray(low, bool).reshape(n, 3), (nc, 1))
-        names_all = None if names is None else np.tile(np.asarray(names, int).reshape(-1), nc)
-        per_cube = self._cube_costs(toned_all, g, low_all, high_all, 0.0, names_all)
         prior = (kk / light_sigma) ** 2 + (bb * bb + rr * rr) / tint_sigma**2
         out = []
-        for i in range(nc):
-            cost = np.ascontiguousarray(per_cube[:, i * n: (i + 1) * n]).sum(axis=1)
+        for c in contrasts:
+            cost = self._costs(toned(ratios, c), g, low, over**c, 0.0, names)
             cost += prior
             j = int(np.argmin(cost))
             out.append((float(kk[j]), float(bb[j]), float(rr[j]), float(cost[j])))

@@ -1,5 +1,5 @@
 """The fast paths give the very same numbers as the plain ones they replace: the frame fit's
-contrast search scans all contrasts in one batch, short-axis reductions are done slice by
+contrast search shares one grid among the contrasts, short-axis reductions are done slice by
 slice, medians take one partition. Bit for bit, since a near-tie (two fits, two wall bands)
 must not turn on summation order."""
 
@@ -23,8 +23,8 @@ MODEL = ColourModel.default()
 
 
 def _one_contrast(ratios, c, low, over, names):
-    """The coarse search at one contrast, written out as it was before the batch: the grid,
-    ``_costs`` on that contrast's toned ratios alone, the priors, the best row."""
+    """The coarse search at one contrast, written out plainly: the grid, ``_costs`` on that
+    contrast's toned ratios, the priors, the best row."""
     ks, tbs, trs, _, _ = MODEL._coarse_grid(MODEL.light_sigma, MODEL.tint_sigma)
     kk, bb, rr = (a.ravel() for a in np.meshgrid(ks, tbs, trs, indexing="ij"))
     g = np.exp(np.stack([kk + bb, kk, kk + rr], axis=1))
@@ -36,7 +36,7 @@ def _one_contrast(ratios, c, low, over, names):
 
 @pytest.mark.parametrize("n", [1, 3, 9, 17])  # 9 and 17: numpy sums 8 or more pairwise
 @pytest.mark.parametrize("named", [False, True])
-def test_batched_contrast_scan_equals_one_scan_per_contrast(n, named):
+def test_contrast_scan_equals_one_plain_scan_per_contrast(n, named):
     rng = np.random.default_rng(n)
     ratios = (rng.random((n, 3)) * 1.5 + 0.01).astype(np.float32)
     low = rng.random((n, 3)) < 0.2
