@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from vision.colours import (
+    _LIN_LUT,
     CONTRAST_SPAN,
     CONTRAST_STEPS,
     ColourModel,
@@ -16,6 +17,7 @@ from vision.colours import (
     _over,
     _sum3,
     row_medians,
+    to_linear,
     toned,
 )
 
@@ -69,3 +71,14 @@ def test_row_medians_equal_numpys(dtype, cols):
         assert got.dtype == dtype
         assert np.array_equal(got, np.median(arr, axis=1))
     assert np.array_equal(row_medians(x.T.T), np.median(x, axis=1))
+
+
+def test_to_linear_equals_the_table_for_any_shape():
+    rng = np.random.default_rng(3)
+    img = rng.integers(0, 256, (31, 47, 3), dtype=np.uint8)
+    for u in (img, img[::3, ::2], img[:, :, 1], img[5, :, 0], np.arange(256, dtype=np.uint8),
+              img.reshape(-1, 3)):
+        got = to_linear(u)
+        assert got.dtype == np.float32 and got.shape == u.shape
+        assert np.array_equal(got, _LIN_LUT[u])
+    assert to_linear(np.zeros((0, 3), np.uint8)).shape == (0, 3)
