@@ -9,6 +9,14 @@ from firmware.sources import DEMO_DIR
 pytestmark = pytest.mark.browser
 
 
+
+def _wait_for_text(page, element_id: str, text: str, start: bool = False) -> None:
+    """Wait (15 s at most) until the element's text starts with / includes ``text``."""
+    how = "startsWith" if start else "includes"
+    page.wait_for_function(
+        f"document.getElementById('{element_id}').textContent.{how}('{text}')", timeout=15000
+    )
+
 def test_page_updates_live_when_the_tray_changes(served, browser):
     url, frames, _ = served
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
@@ -54,10 +62,7 @@ def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
     page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
     page.click("summary:has-text('Calibrate')")
     page.click("#calibrate")
-    page.wait_for_function(
-        "document.getElementById('calibrate-result').textContent.startsWith('Saved')",
-        timeout=15000,
-    )
+    _wait_for_text(page, "calibrate-result", "Saved", start=True)
     assert (device.config.data_path / "empty.jpg").is_file()
     page.close()
 
@@ -81,18 +86,12 @@ def test_tray_corners_tapped_on_the_camera_picture(served, browser):
         page.locator("#corners-picture").click(position={"x": x * scale, "y": y * scale})
     assert page.locator(".corner-mark").count() == 4
     page.click("#corners-save")
-    page.wait_for_function(
-        "document.getElementById('corners-result').textContent.startsWith('Saved')",
-        timeout=15000,
-    )
+    _wait_for_text(page, "corners-result", "Saved", start=True)
     saved = device.session.status()["corners"]
     tolerance = 1.5 / scale  # one screen pixel of tap, in the picture's pixels
     for tapped, wanted in zip(saved, corners, strict=True):
         assert abs(tapped[0] - wanted[0]) <= tolerance and abs(tapped[1] - wanted[1]) <= tolerance
     page.click("#corners-auto")
-    page.wait_for_function(
-        "document.getElementById('corners-result').textContent.includes('by itself')",
-        timeout=15000,
-    )
+    _wait_for_text(page, "corners-result", "by itself")
     assert device.session.status()["corners"] is None
     page.close()
