@@ -24,7 +24,17 @@ from vision.errors import VisionError
 from vision.mouth import mouth_floor
 from vision.outlines import Outlines
 from vision.reading import COLOURS, Cube, TrayReading
-from vision.segment import EDGE_WALL_CM, SHADOW_MAX_CM, blobs, cube_masks, floor_model, split_blob
+from vision.segment import (
+    BRIGHT_CEIL,
+    CHROMA_STEP,
+    EDGE_WALL_CM,
+    SHADOW_MAX_CM,
+    _chroma,
+    blobs,
+    cube_masks,
+    floor_model,
+    split_blob,
+)
 from vision.tray import TrayView, find_tray, view_from_corners
 
 # Below this a cube is reported as uncertain.
@@ -65,6 +75,12 @@ SIDE_LIGHT = 3.0
 BRIGHTER = 1.1
 # A faint blob is a cube only if sharp edges run along this share of its outline.
 OUTLINED_SHARE = 0.4
+# A near miss of the cube-model fit is bare floor (``_bare_floor``) when at least BARE_SHARE
+# of it is painted like the floor within BARE_RING_CM around it (within ``CHROMA_STEP``: a
+# shade or shadow changes lightness, not paint) and it is no brighter than that floor's
+# lit part (a shadow only darkens).
+BARE_SHARE = 0.5
+BARE_RING_CM = 1.0
 
 
 def load_image(path) -> np.ndarray:
@@ -368,6 +384,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         return []  # a faint small change: a crumb of shadow, not a cube
     # everything below on the blob's box (a full-view mask per blob is slow)
     full_centroid = b.centroid  # in the view (the box's own is relative to the box)
+    full_mask, full_lin = b.mask, rect_lin
     judged, wholly_beyond = getattr(b, "judged", False), getattr(b, "beyond", False)
     one_light = judged and getattr(b, "one_light", False)
     b, bx, by = _cropped(b)
@@ -404,7 +421,19 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     if unsure:
         why = "split"  # stays so when the fit below overrules the count: the two disagreed
         # cube models fitted to the blob are asked, and heard when decisive
-        fit = None if judged else fitted(b, (bx, by), view, tops, full_centroid, cube_area)
+        floor_in: list = []  # bare floor the fit left out (``_bare_floor``)
+
+        def bare(piece, corner):
+            if not _bare_floor(piece, corner, full_mask, full_lin, view, tops, (bx, by)):
+                return False
+            floor_in.append((piece, corner))
+            return True
+
+        fit = None if judged else fitted(b, (bx, by), view, tops, full_centroid, cube_area,
+                                         bare=bare)
+        if fit is not None and floor_in:
+            # the bare floor is no cube's: neither split among them nor named with one
+            b = replace(b, mask=_without(b.mask, *floor_in[0], (bx, by)))
         if fit is not None and len(fit) != n:
             n = len(fit)
             seeds = fit - np.array([bx, by]) if n > 1 else None
@@ -499,6 +528,71 @@ def _outlines_left_out(edges: np.ndarray, strong: np.ndarray, view: TrayView) ->
             notes.append(f"an outline near ({x:.0f}, {y:.0f}) was not counted: a cube painted "
                          "like the floor?")
     return notes
+
+
+def _bare_floor(piece: np.ndarray, corner: tuple[int, int], blob: np.ndarray,
+                rect_lin: np.ndarray, view: TrayView, tops, origin: tuple[int, int]) -> bool:
+    """Whether ``piece`` (a view-px mask with its top-left ``corner``: the blob a cube model
+    left out would have explained) is bare floor, not a cube: no top face in it, at least
+    ``BARE_SHARE`` of it painted like the floor around the blob within ``BARE_RING_CM``, and
+    no brighter than that floor's lit part. Floor enclosed by cubes and the rim, or cut off
+    by a lamp's hard shadow edge, joins a cluster's blob and its area counts one cube too
+    many; a cube there has a paint of its own or a top brighter than the floor's shadow."""
+    ppc = view.px_per_cm
+    H, W = blob.shape
+    r = max(1, round(BARE_RING_CM * ppc))
+    ys, xs = np.nonzero(piece)
+    if len(xs) == 0:
+        return False
+    ys, xs = ys + corner[1], xs + corner[0]
+    x0, y0 = max(0, xs.min() - r), max(0, ys.min() - r)
+    x1, y1 = min(W, xs.max() + r + 1), min(H, ys.max() + r + 1)
+    if x1 <= x0 or y1 <= y0:
+        return False
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    ok = (xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)
+    m[ys[ok] - y0, xs[ok] - x0] = 1
+    if tops is not None and len(tops):
+        t = np.round(tops + np.array(origin) - np.array([x0, y0])).astype(int)
+        inside = (t[:, 0] >= 0) & (t[:, 0] < m.shape[1]) & (t[:, 1] >= 0) & (t[:, 1] < m.shape[0])
+        if m[t[inside, 1], t[inside, 0]].any():
+            return False  # a whole top face: a cube
+    fx0, fy0, fx1, fy1 = view.floor_box
+    floor = np.zeros_like(m, bool)
+    floor[max(0, fy0 - y0): max(0, fy1 - y0), max(0, fx0 - x0): max(0, fx1 - x0)] = True
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    ring = (cv2.dilate(m, k) > 0) & ~blob[y0:y1, x0:x1] & floor
+    if np.count_nonzero(ring) < 0.25 * len(xs):
+        return False  # too little floor around to say
+    lin = rect_lin[y0:y1, x0:x1]
+    inner = m > 0
+    light = lin.sum(axis=2)
+    mine = float(np.median(light[inner]))
+    if mine > np.percentile(light[ring], 90):
+        return False  # brighter than the floor around: a shadow only darkens
+    # the floor in the same light (a shadow's ambient light may tint it: compare like with
+    # like): the ring's pixels within ``BRIGHT_CEIL`` of the piece's lightness
+    near = ring & (light <= BRIGHT_CEIL * mine) & (light >= mine / BRIGHT_CEIL)
+    if np.count_nonzero(near) < 0.25 * len(xs):
+        return False
+    chroma = _chroma(lin, ppc)
+    ref = np.median(chroma[near], axis=0)
+    alike = np.abs(chroma[inner] - ref).max(axis=1) < CHROMA_STEP
+    return bool(alike.mean() >= BARE_SHARE)
+
+
+def _without(mask: np.ndarray, piece: np.ndarray, corner: tuple[int, int],
+             origin: tuple[int, int]) -> np.ndarray:
+    """A cropped blob (top-left ``origin`` in the view) less ``piece`` (a view-px mask with
+    top-left ``corner``)."""
+    out = mask.copy()
+    h, w = mask.shape
+    ox, oy = corner[0] - origin[0], corner[1] - origin[1]
+    ph, pw = piece.shape
+    a0, b0, a1, b1 = max(0, ox), max(0, oy), min(w, ox + pw), min(h, oy + ph)
+    if a1 > a0 and b1 > b0:
+        out[b0:b1, a0:a1] &= piece[b0 - oy: b1 - oy, a0 - ox: a1 - ox] == 0
+    return out
 
 
 def _holds_face(m: np.ndarray, tops) -> bool:

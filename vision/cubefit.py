@@ -54,16 +54,28 @@ MOUTH_VIEW_CM = 1.0
 MOUTH_BASE_CM = 0.5
 
 
-def fitted(b, origin, view, tops, centroid, cube_area: float) -> np.ndarray | None:
+def fitted(b, origin, view, tops, centroid, cube_area: float, bare=None) -> np.ndarray | None:
     """The footprint centres (view px) of the cube models fitted to a cropped blob
     (``_fit_cubes``), or None when the fit is not decisive: every model added covered at
     least ``FIT_DECISIVE`` more than ``FIT_NEW_SHARE`` of new blob and the best one left out
     at least that much less, and at least one cube was fitted. Its top faces are given to the
-    fit; the models are grown to the frame's cube size (``cube_area`` over the geometry's)."""
+    fit; the models are grown to the frame's cube size (``cube_area`` over the geometry's).
+
+    ``bare`` (optional) is asked about a near miss (the best model left out, between the
+    decisive share and the bar): given the blob no model explains under it (a view-px mask
+    and its top-left corner), True when that is bare floor (floor enclosed by the cubes and
+    the rim, or by a lamp's hard shadow edge): then the miss is no cube at all and the fit is
+    decisive."""
     faces, scale = _fit_inputs(b, origin, view, tops, centroid, cube_area)
-    centres, miss, weakest = _fit_cubes(b.mask, origin, view, faces, scale)
-    if (len(centres) == 0 or miss > FIT_NEW_SHARE - FIT_DECISIVE
-            or weakest < FIT_NEW_SHARE + FIT_DECISIVE):
+    fit = _CubeFit(b.mask, origin, view, scale)
+    for fx, fy in faces:
+        fit.add_face(fx, fy)
+    miss, weakest = fit.grow()
+    centres = fit.centres()
+    if len(centres) == 0 or weakest < FIT_NEW_SHARE + FIT_DECISIVE:
+        return None
+    near_miss = miss > FIT_NEW_SHARE - FIT_DECISIVE
+    if near_miss and (bare is None or fit.near is None or not bare(*fit.near_piece())):
         return None
     return centres
 
@@ -246,6 +258,8 @@ class _CubeFit:
         # whether a model nearer the camera may claim blob placed models cover
         # (``_in_front_share``; needs ``unknown_beyond_side``)
         self.front_claims = False
+        # the best placement left out when growing stopped (cell index, yaw), or None
+        self.near: tuple[int, int] | None = None
         self._prepare()
 
     def unknown_beyond_side(self, view) -> None:
@@ -365,11 +379,13 @@ class _CubeFit:
         while True:
             best = self._best(self._free())
             if best is None:
+                self.near = None
                 return 0.0, weakest
             share = best[3] / max(best[4], self.judged_min * self.footprint(best[2]), 1e-6)
             if share < FIT_NEW_SHARE and best[0] > 0 and self.front_claims:
                 share = self._in_front_share(best[1], best[2], best[4]) or share
             if share < FIT_NEW_SHARE or best[0] <= 0:
+                self.near = (best[1], best[2]) if best[0] > 0 else None
                 return share, weakest
             weakest = min(weakest, share)
             self._put(best[1], best[2], False)
@@ -420,6 +436,14 @@ class _CubeFit:
         self.models.pop()
         self.count -= mine
         return share if ok else None
+
+    def near_piece(self) -> tuple[np.ndarray, tuple[int, int]]:
+        """The blob no model explains under the best model left out (``near``), as a view-px
+        mask (uint8) and its top-left corner in the view."""
+        j, i = self.near
+        cells = (self._cover(j, i) > 0) & (self.blob > 0.5) & (self.count == 0)
+        m = np.kron(cells.astype(np.uint8), np.ones((self.step, self.step), np.uint8))
+        return m, (int(self.x0), int(self.y0))
 
     def footprint(self, i: int) -> float:
         """A whole model's footprint (grid cells) at yaw ``i``."""
