@@ -338,40 +338,43 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         x, y = c["xy"]
         unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between or shadow or light
         if unsure:
-            second = COLOURS[int(np.argsort(c["p"])[-2])]
-            if c["why"] == "split":
-                warnings.append(f"a blob near ({x:.0f}, {y:.0f}) could not be split with certainty")
-            elif shadow and c["why"] is None:
-                warnings.append(f"a black cube near ({x:.0f}, {y:.0f}), or the shadow of the "
-                                "cube beside it?")
-            elif c["why"] == "part":
-                warnings.append(f"only part of a cube shows near ({x:.0f}, {y:.0f}): a "
-                                f"{COLOURS[k]} cube whose top looks like the floor, or a shadow?")
-            elif c["why"] == "faint":
-                warnings.append(f"something faint near ({x:.0f}, {y:.0f}) may be a {COLOURS[k]} "
-                                "cube or a shadow")
-            elif c["why"] == "shape":
-                warnings.append(f"something near ({x:.0f}, {y:.0f}) is not cube-shaped: a "
-                                f"{COLOURS[k]} cube, or a change in the light?")
-            elif c["why"] == "mouth":
-                warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tower's "
-                                "mouth: on the tray's floor or still on the ramp?")
-            elif c["why"] == "edge":
-                warnings.append(f"a {COLOURS[k]} cube near ({x:.0f}, {y:.0f}) is at the tray's "
-                                "edge: in the tray or on its rim?")
-            elif light and not between:
-                warnings.append(f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]}, but the "
-                                "light changes sharply around it: its colour is hard to tell")
-            elif far and not between:
-                warnings.append(f"a cube near ({x:.0f}, {y:.0f}) is named {COLOURS[k]} but is "
-                                "unlike every cube colour (light or print unusual?)")
-            else:
-                warnings.append(
-                    f"a cube near ({x:.0f}, {y:.0f}) looks {COLOURS[k]} but could be {second}"
-                )
+            warnings.append(_unsure_words(c, k, x, y, shadow, light, far, between))
         out.append(Cube(COLOURS[k], x, y, round(conf, 3), unsure))
     corners = tuple((float(x), float(y)) for x, y in view.corners)
     return TrayReading(tuple(out), tuple(warnings), corners)
+
+
+# Why a cube's blob was in doubt (``_cubes_in``'s "why"), in words for the players; {at} is the
+# position, {colour} the name given.
+WHY_WORDS = {
+    "split": "a blob near {at} could not be split with certainty",
+    "part": "only part of a cube shows near {at}: a {colour} cube whose top looks like the "
+            "floor, or a shadow?",
+    "faint": "something faint near {at} may be a {colour} cube or a shadow",
+    "shape": "something near {at} is not cube-shaped: a {colour} cube, or a change in the light?",
+    "mouth": "a {colour} cube near {at} is at the tower's mouth: on the tray's floor or still on "
+             "the ramp?",
+    "edge": "a {colour} cube near {at} is at the tray's edge: in the tray or on its rim?",
+}
+
+
+def _unsure_words(c: dict, k: int, x: float, y: float, shadow: bool, light: bool, far: bool,
+                  between: bool) -> str:
+    """What the players are asked about an unsure cube: its blob's doubt first, then its
+    colour's."""
+    at, colour = f"({x:.0f}, {y:.0f})", COLOURS[k]
+    if c["why"] in WHY_WORDS:
+        return WHY_WORDS[c["why"]].format(at=at, colour=colour)
+    if shadow:  # (why is None here)
+        return f"a black cube near {at}, or the shadow of the cube beside it?"
+    if light and not between:
+        return (f"a cube near {at} looks {colour}, but the light changes sharply around it: "
+                "its colour is hard to tell")
+    if far and not between:
+        return f"a cube near {at} is named {colour} but is unlike every cube colour " \
+               "(light or print unusual?)"
+    second = COLOURS[int(np.argsort(c["p"])[-2])]
+    return f"a cube near {at} looks {colour} but could be {second}"
 
 
 def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
