@@ -64,6 +64,14 @@ class Phone:
         self.page.close()
 
 
+def _game(device, players: list[str], commands) -> dict:
+    """A new game at the table with ``commands`` applied in turn: its latest snapshot."""
+    snap = device.table.new_game(players)
+    for command in commands:
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    return snap
+
+
 def game(url, page):
     return page.request.get(f"{url}/api/game").json()
 
@@ -354,13 +362,11 @@ def test_more_cash_a_chest(served, browser):
 
 def test_brown_token_then_use_the_gold_token(served, browser):
     url, _, device = served
-    snap = device.table.new_game(["Ada", "Ben"])
-    for command in (
+    snap = _game(device, ["Ada", "Ben"], (
         {"type": "setup_drop_read", "tray": SETUP_DROP},
         {"type": "pirate_revealed", "value": 2},
         {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "white": 1}},
-    ):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    ))
     phone = Phone(browser, url)
     phone.wait_title("Ada's turn")
     phone.click(".action-btn[data-colour='brown']")
@@ -383,10 +389,8 @@ def test_brown_token_then_use_the_gold_token(served, browser):
 
 def test_a_phase_drop_read_by_the_camera(served, browser):
     url, frames, device = served
-    snap = device.table.new_game(["Ada", "Ben"])
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 1}):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    snap = _game(device, ["Ada", "Ben"], ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 1}))
     phone = Phone(browser, url)
     phone.wait_title("Phase blue (round 1): drop the cubes")
     assert phone.locator("button.use-reading").is_disabled()  # nothing read yet
@@ -420,13 +424,11 @@ def test_vp_instead_of_an_action(served, browser):
 
 def test_plan_and_production_forms_send_their_rows(served, browser):
     url, _, device = served
-    snap = device.table.new_game(["Ada", "Ben"])
-    for command in (
+    snap = _game(device, ["Ada", "Ben"], (
         {"type": "setup_drop_read", "tray": SETUP_DROP},
         {"type": "pirate_revealed", "value": 2},
         {"type": "tray_read", "tray": {"blue": 3, "red": 1, "yellow": 1, "white": 1}},
-    ):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    ))
     phone = Phone(browser, url)
     phone.wait_title("Ada's turn")
     phone.click(".action-btn[data-colour='red']")
