@@ -10,6 +10,15 @@ pytestmark = pytest.mark.browser
 
 
 
+def _page_on(browser, url: str, frames, picture: str):
+    """A phone's page once the device has read ``picture`` (a demo frame) from the folder."""
+    shutil.copy(DEMO_DIR / picture, frames / "a.jpg")
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    return page
+
+
 def _wait_for_text(page, element_id: str, text: str, start: bool = False) -> None:
     """Wait (15 s at most) until the element's text starts with / includes ``text``."""
     how = "startsWith" if start else "includes"
@@ -41,10 +50,7 @@ def test_page_updates_live_when_the_tray_changes(served, browser):
 
 def test_read_now_button_reads_again(served, browser):
     url, frames, device = served
-    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "a.jpg")
-    page = browser.new_page()
-    page.goto(url)
-    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    page = _page_on(browser, url, frames, "drop02.jpg")
     reads = device.watcher.reads
     page.click("#read-now")
     page.wait_for_function(
@@ -56,10 +62,7 @@ def test_read_now_button_reads_again(served, browser):
 
 def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
     url, frames, device = served
-    shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
-    page = browser.new_page()
-    page.goto(url)
-    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    page = _page_on(browser, url, frames, "empty.jpg")
     page.click("summary:has-text('Calibrate')")
     page.click("#calibrate")
     _wait_for_text(page, "calibrate-result", "Saved", start=True)
@@ -69,11 +72,8 @@ def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
 
 def test_tray_corners_tapped_on_the_camera_picture(served, browser):
     url, frames, device = served
-    shutil.copy(DEMO_DIR / "drop04.jpg", frames / "a.jpg")
     corners = [[423, 115], [830, 243], [740, 535], [329, 404]]  # the demo tray's floor
-    page = browser.new_page()
-    page.goto(url)
-    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    page = _page_on(browser, url, frames, "drop04.jpg")
     page.click("summary:has-text('Calibrate')")
     page.click("#corners-start")
     page.wait_for_function(
