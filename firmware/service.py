@@ -232,7 +232,7 @@ class Device:
     def camera_picture(self) -> bytes | None:
         """The camera's whole latest frame as JPEG, for tapping the tray's corners."""
         frame = self.watcher.last_frame
-        return None if frame is None else encode_jpeg(frame.image, max_width=frame.image.shape[1])
+        return None if frame is None else encode_jpeg(frame.image)
 
     def learn_from_game(self, snapshot: dict) -> None:
         """A drop the players just confirmed teaches the counter this table's colours; a new

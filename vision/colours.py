@@ -209,15 +209,6 @@ def floor_ratio(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> np.ndarray:
     return pixels_lin / np.maximum(floor_lin, 1e-3) * FLOOR_ALBEDO
 
 
-def normalised_lab(pixels_lin: np.ndarray, floor_lin: np.ndarray, k: float = 1.0) -> np.ndarray:
-    """Lab of linear BGR pixels divided by the linear BGR of the floor behind them (N x 3).
-
-    ``k`` scales the floor's assumed albedo (a dark wood print makes every cube look k times
-    lighter than on a pale print; see ``fit_lightness``).
-    """
-    return lab_from_linear(floor_ratio(pixels_lin, floor_lin) / k)
-
-
 @dataclass
 class ColourModel:
     """Per colour: a reference (floor-normalised Lab) and its spread (one sd per Lab axis).
@@ -537,15 +528,6 @@ class ColourModel:
                 k, b_, r_, cost = best(k + np.linspace(-step_k / 3, step_k / 3, 3), b_ + fine,
                                        r_ + fine, v)
         return np.exp(np.array([k + b_, k, k + r_])).astype(np.float32), v, cost
-
-    def fit_lightness(self, ratios: np.ndarray, prior_sigma: float = 0.6) -> float:
-        """The single lightness factor k that best explains a frame's cube colours."""
-        ratios = np.asarray(ratios, np.float32).reshape(-1, 3)
-        if len(ratios) == 0:
-            return 1.0
-        logk = np.linspace(-1.6, 1.6, 33)
-        cost = self._costs(ratios, np.exp(np.repeat(logk[:, None], 3, axis=1)))
-        return float(np.exp(logk[int(np.argmin(cost + (logk / prior_sigma) ** 2))]))
 
     def name_cubes(self, cubes: list[dict]) -> list[str]:
         """Name a frame's cubes together: fit the frame's print and light to all of them, then

@@ -36,8 +36,7 @@ BRIGHT_CEIL = 1.35
 LIT_REACH_CM = 1.0
 # A change of colour (log ratio between channels) beyond this is a cube.
 CHROMA_STEP = 0.22
-# The weak test: any change of lightness by this factor, or of colour by this log ratio.
-WEAK_LIGHT = 1.22
+# The weak test: a change of colour by this log ratio.
 WEAK_CHROMA = 0.08
 # Against the empty tray (log ratios after a quarter-centimetre average): a cube's soft shadow
 # darkens the floor by less than REF_DARK; brightening of any channel beyond REF_BRIGHT (a
