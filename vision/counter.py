@@ -21,7 +21,7 @@ from vision.calibration import Calibration
 from vision.colours import ColourModel, cube_colour, to_linear
 from vision.cubefit import HALO_PX, MOUTH_VIEW_CM, fitted, mouth_fit, on_one_side, widened
 from vision.errors import VisionError
-from vision.mouth import mouth_floor
+from vision.mouth import mouth_floor, mouth_tops
 from vision.outlines import Outlines
 from vision.reading import COLOURS, Cube, TrayReading
 from vision.segment import (
@@ -229,6 +229,10 @@ def measure_cubes(
         # counted and judged by the cube models (``mouth_fit``), as with the empty tray
         strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden)
     tops = outlines.top_faces()
+    if judge_mouth and reference is None:
+        # the mouth's own top faces: each a cube for the mouth's cube models (``mouth_tops``)
+        tops = np.concatenate([tops, mouth_tops(rect_lin, view.px_per_cm, view.floor_box,
+                                                view.hidden, tops)])
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
 
     # A blob belongs to the tray when enough of it lies over the floor: a cube against a far

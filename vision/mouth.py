@@ -11,7 +11,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.outlines import NOISE_FLOOR, _log, _present
+from vision.outlines import NOISE_FLOOR, Outlines, _log, _present
 from vision.segment import BRIGHT_CEIL, CHROMA_STEP, _channel_max, _clean
 
 # At the tower's mouth (no reference): the floor beyond the tower's side lies in the tower's
@@ -87,3 +87,35 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     keep[0] = False
     _side_band(found, floor_box, side)[:] = keep[labels]
     return found
+
+
+# How far inside the tower's side the mouth's own top faces are looked for: a cube's top
+# straddling the side lies within one cube of it (the floor's own outlines leave out every
+# piece touching the side, so such a top is nobody's).
+MOUTH_TOPS_IN_CM = 1.0
+
+
+def mouth_tops(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
+               side: int, known: np.ndarray) -> np.ndarray:
+    """Top faces (rectified px, (k, 2)) at the tower's mouth that ``known`` (the floor's own
+    top faces) lacks.
+
+    Why: the floor's outlines look at the floor proper only, and leave out pieces touching
+    its sides; a cube under the mouth or leaning on its lip shows its top beyond the side or
+    across it. A top face is enclosed by sharp edges whatever its paint against the mouth's
+    dark floor (a brown cube in the mouth's shadow differs from it in neither colour nor
+    light), so each one is a cube for the mouth's cube models to start from. The edges are
+    judged against the band's own gradients per lightness (the mouth is darker and noisier
+    than the lit floor)."""
+    x0, y0, x1, y1 = floor_box
+    h, w = rect_lin.shape[:2]
+    d = round(MOUTH_TOPS_IN_CM * px_per_cm)
+    box = [(x0, 0, x1, min(y1, y0 + d)), (max(x0, x1 - d), y0, w, y1),
+           (x0, max(y0, y1 - d), x1, h), (0, y0, min(x1, x0 + d), y1)][side]
+    if box[2] - box[0] < 8 or box[3] - box[1] < 8:
+        return np.zeros((0, 2))
+    tops = Outlines(rect_lin, px_per_cm, box).top_faces()
+    if len(known) and len(tops):
+        near = np.hypot(*(tops[:, None, :] - known[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+        tops = tops[near > 0.5 * px_per_cm]
+    return tops

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision.cubefit import on_one_side
-from vision.mouth import _row_floor, _side_band, mouth_floor
+from vision.mouth import _row_floor, _side_band, mouth_floor, mouth_tops
 from vision.tray import view_from_corners
 
 PPC = 20.0
@@ -99,3 +99,37 @@ def test_a_piece_crossing_the_side_is_measured_where_most_of_it_lies():
     ys = np.arange(y0 - 12, y0 + 4)  # mostly beyond: measured against the mouth's floor
     cy, _ = on_one_side(ys, np.full(len(ys), 150), (0, 0), view)
     assert cy.max() < y0 and len(cy) == 12
+
+
+def _outlined_top(lin: np.ndarray, y: int, x: int, side: int = 16, rim: int = 3) -> None:
+    """A cube's top at (y, x) (its corner) painted like the mouth's floor around it (a brown
+    cube in the mouth's shadow), its sides and contact shadow a darker rim all round."""
+    lin[y - rim: y + side + rim, x - rim: x + side + rim] *= 0.35
+    lin[y: y + side, x: x + side] /= 0.35
+
+
+def test_a_top_face_painted_like_the_mouths_floor_is_found_by_its_outline():
+    lin = _scene()
+    _outlined_top(lin, 26, 100)  # across the side: its top beyond, its near rim inside
+    _outlined_top(lin, 120, 200)  # on the floor proper: the floor's own outlines' business
+    assert not mouth_floor(lin, PPC, BOX, 0)[26:42, 100:116].any()  # no colour, no light
+    tops = mouth_tops(lin, PPC, BOX, 0, np.zeros((0, 2)))
+    assert len(tops) == 1 and np.allclose(tops[0], (107.5, 33.5), atol=1.5)
+    # a top the floor's outlines already hold is not repeated
+    assert len(mouth_tops(lin, PPC, BOX, 0, tops + 2.0)) == 0
+
+
+def test_the_mouths_top_faces_are_looked_for_only_with_the_towers_side(monkeypatch):
+    from test_tray import _tower_scene
+
+    import vision.counter as counter
+
+    seen = []
+    real = counter.mouth_tops
+    monkeypatch.setattr(counter, "mouth_tops", lambda *a: seen.append(1) or real(*a))
+    frame, _, _ = _tower_scene(tower=None)
+    counter.count_cubes(frame)
+    assert not seen  # no hidden side: nothing paid for the mouth
+    frame, _, _ = _tower_scene()
+    counter.count_cubes(frame)
+    assert seen
