@@ -106,7 +106,8 @@ def mouth_tops(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int
     dark floor (a brown cube in the mouth's shadow differs from it in neither colour nor
     light), so each one is a cube for the mouth's cube models to start from. The edges are
     judged against the band's own gradients per lightness (the mouth is darker and noisier
-    than the lit floor)."""
+    than the lit floor). Without a reference only: with the empty tray the mouth's blob is
+    already what differs from it, and these tops added a cube there (64 -> 63 of 65)."""
     x0, y0, x1, y1 = floor_box
     h, w = rect_lin.shape[:2]
     d = round(MOUTH_TOPS_IN_CM * px_per_cm)
@@ -116,6 +117,8 @@ def mouth_tops(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int
         return np.zeros((0, 2))
     tops = Outlines(rect_lin, px_per_cm, box).top_faces()
     if len(known) and len(tops):
+        # the same top seen by both passes lies within a fraction of a cube of itself; two
+        # cubes' tops lie a cube apart
         near = np.hypot(*(tops[:, None, :] - known[None, :, :]).transpose(2, 0, 1)).min(axis=1)
         tops = tops[near > 0.5 * px_per_cm]
     return tops

@@ -119,6 +119,23 @@ def test_a_top_face_painted_like_the_mouths_floor_is_found_by_its_outline():
     assert len(mouth_tops(lin, PPC, BOX, 0, tops + 2.0)) == 0
 
 
+def test_the_mouths_top_faces_are_found_beyond_each_side():
+    lin = _scene()
+    _outlined_top(lin, 26, 100)
+    for k in range(4):
+        rot = np.ascontiguousarray(np.rot90(lin, -k))  # the top side turned to side k
+        h, w = rot.shape[:2]
+        box = [BOX, (20, 20, w - 40, h - 20), (20, 20, w - 20, h - 40), (40, 20, w - 20, h - 20)][k]
+        tops = mouth_tops(rot, PPC, box, k, np.zeros((0, 2)))
+        assert len(tops) == 1, k
+        # back to the unturned view: the top's centre where it was drawn
+        x, y = tops[0]
+        for _ in range(k):  # a point turned back by a quarter each time
+            x, y = y, w - 1 - x
+            h, w = w, h
+        assert np.allclose((x, y), (107.5, 33.5), atol=1.5), k
+
+
 def test_the_mouths_top_faces_are_looked_for_only_with_the_towers_side(monkeypatch):
     from test_tray import _tower_scene
 
