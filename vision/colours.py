@@ -31,7 +31,11 @@ FLOOR_ALBEDO = 0.6
 
 # Default references, in floor-normalised Lab (L from 0 up, may pass 100 for cubes lighter than
 # the print; a and b signed), as seen on a pale print (FLOOR_ALBEDO). Measured by
-# ``python -m vision.fitcolours`` on the development sessions only (s000-s002).
+# ``python -m vision.fitcolours`` on the development sessions only (s000-s002). The white's was
+# read in the light each session's other colours set (``fitcolours --left-out``): nearly all
+# unclipped whites there lie on one print (wood), and read in frames they helped fit they took
+# that print for untinted, so the old white (124.2, -5.8, -40.9) carried the wood's tint and
+# pulled every frame holding a white towards it (a brown on the wood read black).
 DEFAULT_REFS: dict[str, tuple[float, float, float]] = {
     "blue": (65.0, 28.3, -75.7),
     "black": (40.9, 2.8, -15.9),
@@ -39,7 +43,7 @@ DEFAULT_REFS: dict[str, tuple[float, float, float]] = {
     "brown": (64.8, 12.9, 13.5),
     "green": (76.6, -43.9, 16.5),
     "yellow": (111.5, -23.4, 80.4),
-    "white": (124.2, -5.8, -40.9),
+    "white": (123.1, -2.5, -26.1),
 }
 DEFAULT_SPREAD: dict[str, tuple[float, float, float]] = {
     "blue": (10.0, 7.0, 7.0),
