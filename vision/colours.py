@@ -566,7 +566,7 @@ class ColourModel:
             c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], near[i], gains
             c["veil"], c["contrast"] = veil, contrast
             c["light_unsure"] = bool(hinges[i])
-            if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
+            if int((low[i] & high[i]).sum()) >= 2 and "xy" in c and _left_open(near[i]):
                 x, y = c["xy"]
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
                                 "the floor around it: its colour is hard to tell")
@@ -717,6 +717,26 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
             if bound >= 1.0:
                 over[i, j] = min(over[i, j], bound)
     return over
+
+
+# A cube clipped on cube and floor alike has its colour hidden only when its clipped channels,
+# read as intervals (``ratio_distances``), bring a second colour within CLIP_BETWEEN spreads of
+# its best or leave the best further than CLIP_FAR: the counter's own tests of a name (its
+# BETWEEN_SD and FAR_SD, not imported: the counter imports this module).
+CLIP_BETWEEN = 1.0
+CLIP_FAR = 4.0
+
+
+def _left_open(d: np.ndarray) -> bool:
+    """Whether a clipped cube's distances (7) leave its colour open.
+
+    Why: the clipped channels are already compared as bounds; when the unclipped ones still
+    name the cube clearly (s003/drop06: a yellow clipped in green and red, its blue at a
+    twentieth of the floor's, 0.05 spreads from yellow and 3 from green) the words "its colour
+    is hard to tell" are false, and a flag on a right reading teaches players to ignore flags.
+    """
+    first, second = np.sort(np.asarray(d, np.float64))[:2]
+    return bool(first > CLIP_FAR or second - first < CLIP_BETWEEN)
 
 
 # A cube whose floor behind varies by more than this factor (``_floor_spread``) does not take
