@@ -31,7 +31,11 @@ FLOOR_ALBEDO = 0.6
 
 # Default references, in floor-normalised Lab (L from 0 up, may pass 100 for cubes lighter than
 # the print; a and b signed), as seen on a pale print (FLOOR_ALBEDO). Measured by
-# ``python -m vision.fitcolours`` on the development sessions only (s000-s002).
+# ``python -m vision.fitcolours`` on the development sessions only (s000-s002). The white's was
+# read in the light each session's other colours set (``fitcolours --left-out``): nearly all
+# unclipped whites there lie on one print (wood), and read in frames they helped fit they took
+# that print for untinted, so the old white (124.2, -5.8, -40.9) carried the wood's tint and
+# pulled every frame holding a white towards it (a brown on the wood read black).
 DEFAULT_REFS: dict[str, tuple[float, float, float]] = {
     "blue": (65.0, 28.3, -75.7),
     "black": (40.9, 2.8, -15.9),
@@ -39,7 +43,7 @@ DEFAULT_REFS: dict[str, tuple[float, float, float]] = {
     "brown": (64.8, 12.9, 13.5),
     "green": (76.6, -43.9, 16.5),
     "yellow": (111.5, -23.4, 80.4),
-    "white": (124.2, -5.8, -40.9),
+    "white": (123.1, -2.5, -26.1),
 }
 DEFAULT_SPREAD: dict[str, tuple[float, float, float]] = {
     "blue": (10.0, 7.0, 7.0),
@@ -562,7 +566,7 @@ class ColourModel:
             c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], near[i], gains
             c["veil"], c["contrast"] = veil, contrast
             c["light_unsure"] = bool(hinges[i])
-            if int((low[i] & high[i]).sum()) >= 2 and "xy" in c:
+            if int((low[i] & high[i]).sum()) >= 2 and "xy" in c and _left_open(near[i]):
                 x, y = c["xy"]
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "
                                 "the floor around it: its colour is hard to tell")
@@ -713,6 +717,26 @@ def floor_over(cubes: list[dict], high: np.ndarray) -> np.ndarray:
             if bound >= 1.0:
                 over[i, j] = min(over[i, j], bound)
     return over
+
+
+# A cube clipped on cube and floor alike has its colour hidden only when its clipped channels,
+# read as intervals (``ratio_distances``), bring a second colour within CLIP_BETWEEN spreads of
+# its best or leave the best further than CLIP_FAR: the counter's own tests of a name (its
+# BETWEEN_SD and FAR_SD, not imported: the counter imports this module).
+CLIP_BETWEEN = 1.0
+CLIP_FAR = 4.0
+
+
+def _left_open(d: np.ndarray) -> bool:
+    """Whether a clipped cube's distances (7) leave its colour open.
+
+    Why: the clipped channels are already compared as bounds; when the unclipped ones still
+    name the cube clearly (s003/drop06: a yellow clipped in green and red, its blue at a
+    twentieth of the floor's, 0.05 spreads from yellow and 3 from green) the words "its colour
+    is hard to tell" are false, and a flag on a right reading teaches players to ignore flags.
+    """
+    first, second = np.sort(np.asarray(d, np.float64))[:2]
+    return bool(first > CLIP_FAR or second - first < CLIP_BETWEEN)
 
 
 # A cube whose floor behind varies by more than this factor (``_floor_spread``) does not take

@@ -97,6 +97,22 @@ def test_an_uninformative_cube_is_unsure_not_confident():
     assert warnings and "clipped" in warnings[0]
 
 
+def test_a_clipped_cube_its_other_channel_names_is_not_said_to_be_hard_to_tell():
+    """A yellow in a bright spot, clipped in green and red on cube and floor alike: its blue,
+    a small share of the floor's, and the floor's colour elsewhere still name it (s003/drop06).
+    The words "its colour is hard to tell" would be false there: no warning, while the fully
+    clipped cube above keeps it."""
+    base = (0.5, 0.6, 0.65)  # the frame's floor: its green and red bound the clipped ones
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    cubes.append(dict(cube_colour(*_patch("yellow", (0.9, 1.3, 1.4), seed=9)), xy=(5.0, 6.0)))
+    assert (cubes[-1]["low"] & cubes[-1]["high"]).tolist() == [False, True, True]
+    warnings = MODEL.name_cubes(cubes)
+    assert COLOURS[int(np.argmax(cubes[-1]["p"]))] == "yellow"
+    d = np.sort(cubes[-1]["d"])
+    assert d[0] < 4.0 and d[1] - d[0] > 1.0
+    assert not warnings
+
+
 def test_rebased_model_reads_a_session_without_refitting():
     """A calibration moves the references into this session's reading (a dark wood print:
     every ratio 2.5x, redder): the session's cubes then need no per-frame factors."""
