@@ -124,6 +124,8 @@ def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarra
     pale print found no edge at all). There, the band's lower quartile (still floor while up
     to three quarters of the band are edges), scaled to a median by the ratio the whole floor
     shows (mostly bare; ``overall`` its median), is taken instead, never above the median.
+    When that ratio is undefined (most of the floor clipped by a bright exposure: no gradient
+    at all), the bar is what noise can explain (the brighter band's, scaled by lightness).
     """
     out = typical.astype(np.float32).copy()
     shape = None
@@ -137,6 +139,10 @@ def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarra
                 shape = overall / q_all if q_all > 0 else 0.0
             if shape > 0:
                 out[b] = min(out[b], shape * float(np.quantile(grad[members[b]], 0.25)))
+            else:
+                # most of the floor has no gradient at all (clipped by a bright exposure):
+                # no shape to scale by; the band's bar is what noise can explain there
+                out[b] = min(out[b], cap)
     return out
 
 

@@ -49,3 +49,16 @@ def test_a_printed_corner_of_long_lines_is_no_cube():
     reading = count_cubes(img)
     assert reading.total == 0, reading.warnings
 
+
+
+def test_a_white_cube_on_a_clipped_pale_floor_is_counted():
+    """A bright exposure clips the pale floor: most of it has no gradient at all, the band of
+    lightness below it is all cubes' sides and shadows, and their own edges set its bar
+    (``outlines._beyond_noise_robust``): the white cube's L had no edges and it was lost,
+    the reading sure. The bar there is what noise can explain."""
+    scene = synth.Scene(cubes=[("white", 9.0, 5.5, 20), ("blue", 4.0, 4.0, 0)], print_rgb=PALE,
+                        exposure=1.3, oblique=True)
+    img, _ = synth.render(scene)
+    reading = count_cubes(img)
+    assert reading.total == 2, reading.warnings
+    assert any("sides and shadow" in w for w in reading.warnings)
