@@ -313,8 +313,9 @@ def measure_cubes(
 
     for b in candidates:
         b.expected = expected(b)
+    # (not from a cube painted like the floor: its area is the rectangle its L spans, a guess)
     scale = _frame_scale([b.area / b.expected for b in candidates
-                          if not b.weak and not b.beyond])
+                          if not b.weak and not b.beyond and not b.painted])
     for b in candidates:
         b.expected *= scale
     found = [b for b in candidates

@@ -62,3 +62,19 @@ def test_a_white_cube_on_a_clipped_pale_floor_is_counted():
     reading = count_cubes(img)
     assert reading.total == 2, reading.warnings
     assert any("sides and shadow" in w for w in reading.warnings)
+
+
+def test_a_cube_painted_like_the_floor_does_not_size_the_frames_cubes(monkeypatch):
+    """The frame's cube size comes from its lone cubes' blobs; a painted cube's blob is the
+    rectangle its L spans, a guess, and left out (with it in, the hull bar's setting moved
+    the drawn bench by 10 frames through the cube size alone)."""
+    import vision.counter as counter
+
+    seen = []
+    real = counter._frame_scale
+    monkeypatch.setattr(counter, "_frame_scale", lambda r: seen.append(len(r)) or real(r))
+    img, _ = synth.render(synth.Scene(cubes=[("white", 9.0, 5.5, 0), ("blue", 4.0, 4.0, 0)],
+                                      print_rgb=PALE))
+    reading = count_cubes(img)
+    assert reading.total == 2 and any("sides and shadow" in w for w in reading.warnings)
+    assert seen == [1]  # the blue alone
