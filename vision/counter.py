@@ -27,6 +27,7 @@ from vision.reading import COLOURS, Cube, TrayReading
 from vision.segment import (
     BRIGHT_CEIL,
     CHROMA_STEP,
+    EDGE_RUN_CM,
     EDGE_WALL_CM,
     SHADOW_MAX_CM,
     _chroma,
@@ -41,6 +42,19 @@ from vision.tray import TrayView, find_tray, view_from_corners
 UNSURE_BELOW = 0.6
 # Sharp edges apart from every blob spanning this (cm) both ways: a cube's outline or L.
 OUTLINE_SPAN = (0.6, 1.6)
+# Such a piece is counted as a cube painted like the print (``_painted_like_floor``) when it
+# spans a cube's picture on the floor plane (its top's diagonal 1.41 cm, plus a side and the
+# contact shadow: CUBE_SPAN_CM at most, on its narrowest bearing at least OUTLINE_SPAN[0]),
+# its convex hull holds at least PAINTED_HULL_CM2 (half a top face), its edges are darker
+# than the floor estimate by more than PAINTED_STEP (log: the shaded sides and the contact
+# shadow; a shadow only darkens) and what they wrap is not (the top lies in the floor's own
+# light).
+CUBE_SPAN_CM = 2.2
+# Such an L nearer a cube than SHADOW_MAX_CM, but BESIDE_CM clear of its outline (its own edges
+# and halo), may be that cube's shadow: not counted, but said (``_painted_beside_cubes``).
+BESIDE_CM = 0.5
+PAINTED_HULL_CM2 = 0.5
+PAINTED_STEP = 0.1
 # A cube's colour is also uncertain when it lies further than FAR_SD spreads from its colour's
 # reference (beyond how any colour was seen to vary), or when another colour's reference is
 # less than BETWEEN_SD spreads further away than its own.
@@ -228,6 +242,15 @@ def measure_cubes(
         # what differs from the mouth's own floor beyond the tower's side; its blobs are
         # counted and judged by the cube models (``mouth_fit``), as with the empty tray
         strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden)
+    edges = outlines.edges()
+    loose: list = []
+    painted = None
+    if reference is None:
+        # a cube painted like the print: only its shaded sides and shadow show, an L of edges
+        loose = _loose_outlines(edges, strong, view)
+        painted = _painted_like_floor(loose, rect_lin, bg_lin, view)
+        strong = strong | painted
+        notes += _painted_beside_cubes(edges, strong, rect_lin, bg_lin, view)
     tops = outlines.top_faces()
     if judge_mouth and reference is None:
         # the mouth's own top faces: each a cube for the mouth's cube models (``mouth_tops``)
@@ -243,6 +266,7 @@ def measure_cubes(
     candidates = []
     beyond = _beyond_mouth(view)
     for b in blobs(strong, weak):
+        b.painted = reference is None and bool(np.any(painted[b.mask]))
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         mouth = beyond is not None and bool(np.any(b.mask[beyond]))
         b.judged = judge_mouth and mouth and not b.weak
@@ -297,19 +321,18 @@ def measure_cubes(
 
     for b in candidates:
         b.expected = expected(b)
+    # (not from a cube painted like the floor: its area is the rectangle its L spans, a guess)
     scale = _frame_scale([b.area / b.expected for b in candidates
-                          if not b.weak and not b.beyond])
+                          if not b.weak and not b.beyond and not b.painted])
     for b in candidates:
         b.expected *= scale
-    edges = outlines.edges()
     found = [b for b in candidates
              if not b.weak or (_cube_shaped(b, b.expected) and _outlined(b, edges))]
 
     cubes: list[dict] = []
     for b in found:
         cubes += _cubes_in(b, b.expected, rect_lin, bg_lin, view, tops)
-    if reference is None:
-        notes += _outlines_left_out(edges, strong, view)
+    notes += _outlines_left_out(loose, view)
     return view, cubes, notes
 
 
@@ -359,6 +382,8 @@ WHY_WORDS = {
     "mouth": "a {colour} cube near {at} is at the tower's mouth: on the tray's floor or still on "
              "the ramp?",
     "edge": "a {colour} cube near {at} is at the tray's edge: in the tray or on its rim?",
+    "painted": "a cube near {at} shows only its sides and shadow: a {colour} cube painted like "
+               "the floor, or a mark on the print?",
 }
 
 
@@ -393,6 +418,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     full_centroid = b.centroid  # in the view (the box's own is relative to the box)
     full_mask, full_lin = b.mask, rect_lin
     judged, wholly_beyond = getattr(b, "judged", False), getattr(b, "beyond", False)
+    painted = getattr(b, "painted", False)
     one_light = judged and getattr(b, "one_light", False)
     b, bx, by = _cropped(b)
     h, w = b.mask.shape
@@ -462,6 +488,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         why = "edge"
     elif n == 1 and not _compact(b.mask):
         why = "shape"
+    if painted and why in (None, "part"):
+        why = "painted"  # found from its sides and shadow alone (``_painted_like_floor``)
     keep = None
     if judged:
         # at the tower's mouth: the cube models count, and say which cubes are on the floor
@@ -503,14 +531,37 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     return out
 
 
-def _outlines_left_out(edges: np.ndarray, strong: np.ndarray, view: TrayView) -> list[str]:
-    """A note for each piece of sharp edges on the floor, further than ``SHADOW_MAX_CM`` from
-    anything taken for a cube, that spans a cube's width both ways (``OUTLINE_SPAN``).
+def _painted_beside_cubes(edges: np.ndarray, strong: np.ndarray, rect_lin: np.ndarray,
+                          bg_lin: np.ndarray, view: TrayView) -> list[str]:
+    """A note for each L of edges within a shadow's reach of a cube (but clear of its outline,
+    ``BESIDE_CM``) that passes as a cube painted like the floor (``_painted_like_floor``).
+
+    Why: such a cube standing beside another (a white beside a blue on a pale print) is not
+    counted: a lamp's hard shadow of the other cube lies there and passes the same tests (s002's
+    point lamp: three shadows read as black cubes when counted). The reading says so instead
+    of being sure."""
+    near = _loose_outlines(edges, strong, view, BESIDE_CM)
+    if not near:
+        return []
+    _painted_like_floor(near, rect_lin, bg_lin, view)
+    notes = []
+    for piece in near:
+        if piece["counted"]:
+            x, y = view.rect_to_image(np.array([piece["centre"]]))[0]
+            notes.append(f"an outline near ({x:.0f}, {y:.0f}) beside a cube was not counted: a "
+                         "cube painted like the floor, or a shadow?")
+    return notes
+
+
+def _loose_outlines(edges: np.ndarray, strong: np.ndarray, view: TrayView,
+                    apart_cm: float = SHADOW_MAX_CM) -> list[dict]:
+    """The pieces of sharp edges on the floor, further than ``SHADOW_MAX_CM`` from anything
+    taken for a cube, that span ``OUTLINE_SPAN[0]`` to ``CUBE_SPAN_CM`` both ways: each as
+    its outer contour and its box's centre (rectified px), ``counted`` False.
 
     Why: a cube painted like the print (a white cube on a pale print, its top clipped like
     the floor) changes only its shaded sides and its shadow, an L of edges the floor estimate
-    does not take for a change. Not counted (a print's pattern can draw such an L), but the
-    reading says it may be short. A lamp's shadow of a cube lies within SHADOW_MAX_CM of the
+    does not take for a change. A lamp's shadow of a cube lies within SHADOW_MAX_CM of the
     cube and is outlined too: what lies there says nothing.
     """
     x0, y0, x1, y1 = view.floor_box
@@ -518,22 +569,100 @@ def _outlines_left_out(edges: np.ndarray, strong: np.ndarray, view: TrayView) ->
     r = max(1, round(EDGE_WALL_CM * ppc))  # the creases along the sides are no cube's
     box = (slice(y0 + r, y1 - r), slice(x0 + r, x1 - r))
     # the reach worked out at half resolution (0.1 ms; a round dilation at full costs 3 ms)
-    far = cv2.distanceTransform(strong[::2, ::2] ^ 1, cv2.DIST_L2, 3) > SHADOW_MAX_CM * ppc / 2
+    far = cv2.distanceTransform(strong[::2, ::2] ^ 1, cv2.DIST_L2, 3) > apart_cm * ppc / 2
     far = cv2.resize(far.astype(np.uint8), strong.shape[::-1], interpolation=cv2.INTER_NEAREST)
     e = edges[box] & far[box]
     if not e.any():
         return []
     # each 8-connected piece's box from its outer contour (ten times cheaper than labelling)
-    contours, _ = cv2.findContours(e, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    lo, hi = OUTLINE_SPAN
-    notes = []
+    contours, _ = cv2.findContours(e, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    out = []
     for c in contours:
         bx, by, bw, bh = cv2.boundingRect(c)
-        if lo * ppc <= min(bw, bh) and max(bw, bh) <= hi * ppc:
-            cx, cy = bx + bw / 2 + x0 + r, by + bh / 2 + y0 + r
-            x, y = view.rect_to_image(np.array([[cx, cy]]))[0]
-            notes.append(f"an outline near ({x:.0f}, {y:.0f}) was not counted: a cube painted "
-                         "like the floor?")
+        if OUTLINE_SPAN[0] * ppc <= min(bw, bh) and max(bw, bh) <= CUBE_SPAN_CM * ppc:
+            out.append({"contour": c + np.array([x0 + r, y0 + r], np.int32),
+                        "centre": (bx + bw / 2 + x0 + r, by + bh / 2 + y0 + r),
+                        "span_px": (min(bw, bh), max(bw, bh)), "counted": False})
+    return out
+
+
+def _painted_like_floor(loose: list[dict], rect_lin: np.ndarray, bg_lin: np.ndarray,
+                        view: TrayView) -> np.ndarray:
+    """The cubes painted like the print among the loose outlines (``_loose_outlines``): each
+    one's smallest enclosing rectangle (uint8 mask, rectified view); such pieces are marked
+    ``counted``.
+
+    Why: such a cube's top looks like the floor and its outline against the floor is faint,
+    but its visible sides and its contact shadow are darker than the floor and sharply edged,
+    an L (a V, turned) wrapping the top on the side nearer the camera; the L and the top it
+    wraps fill the L's smallest enclosing rectangle. A thin line (a band's edge in the print)
+    does not span a cube on its narrowest bearing, nor covers half a top with its hull; two
+    lines longer than a cube's edge along the floor's axes are a corner of the creases
+    (``_crease_run``). The L must be darker than the floor estimate (shade and shadow only
+    darken), what it wraps not (a top in the floor's own light, not a shadow's inside). A
+    mark printed like that cannot be told from it: such a cube is always flagged.
+    """
+    out = np.zeros(rect_lin.shape[:2], np.uint8)
+    ppc = view.px_per_cm
+    weights = np.array([0.0722, 0.7152, 0.2126], np.float32)
+    for piece in loose:
+        c = piece["contour"]
+        rect = cv2.minAreaRect(c)
+        if min(rect[1]) < OUTLINE_SPAN[0] * ppc:
+            continue  # a line, not a cube's L
+        if cv2.contourArea(cv2.convexHull(c)) < PAINTED_HULL_CM2 * ppc * ppc:
+            continue
+        if _crease_run(c, ppc):
+            continue  # a corner of the creases, not a cube's L
+        box = np.round(cv2.boxPoints(rect)).astype(np.int32)
+        bx, by, bw, bh = cv2.boundingRect(np.vstack([box, c.reshape(-1, 2)]))
+        H, W = out.shape
+        if bx < 0 or by < 0 or bx + bw > W or by + bh > H:
+            continue
+        m = np.zeros((bh, bw), np.uint8)
+        cv2.fillPoly(m, [box - np.array([bx, by], np.int32)], 1)
+        edge = np.zeros_like(m)
+        cv2.drawContours(edge, [c - np.array([bx, by], np.int32)], -1, 1, -1)
+        ratio = np.log((rect_lin[by: by + bh, bx: bx + bw] @ weights + 1e-4)
+                       / (bg_lin[by: by + bh, bx: bx + bw] @ weights + 1e-4))
+        inside = (m > 0) & (cv2.dilate(edge, np.ones((3, 3), np.uint8)) == 0)
+        if not inside.any():
+            continue
+        if (np.median(ratio[edge > 0]) < -PAINTED_STEP
+                and np.median(ratio[inside]) >= -PAINTED_STEP):
+            out[by: by + bh, bx: bx + bw] |= m | edge
+            piece["counted"] = True
+    return out
+
+
+def _crease_run(contour: np.ndarray, px_per_cm: float) -> bool:
+    """Whether an edge piece (its outer contour, rectified px) runs straight along the floor's
+    sides for longer than ``EDGE_RUN_CM``: a crease (the floor's corner draws an L of two),
+    as no cube's edge is that long (1 cm, a little more with its side)."""
+    run = round(EDGE_RUN_CM * px_per_cm) | 1
+    bx, by, bw, bh = cv2.boundingRect(contour)
+    # a margin of a run all round: the opening must not take the border for edge
+    m = np.zeros((bh + 2 * run, bw + 2 * run), np.uint8)
+    cv2.drawContours(m, [contour - np.array([bx - run, by - run], np.int32)], -1, 1, 1)
+    return bool(cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((1, run), np.uint8)).any()
+                or cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8)).any())
+
+
+def _outlines_left_out(loose: list[dict], view: TrayView) -> list[str]:
+    """A note for each loose outline (``_loose_outlines``) not counted as a cube that spans a
+    cube's width both ways (``OUTLINE_SPAN``): a cube painted like the print may be missing
+    there. Not counted (a print's pattern can draw such an L), but the reading says it may be
+    short."""
+    lo, hi = OUTLINE_SPAN
+    ppc = view.px_per_cm
+    notes = []
+    for piece in loose:
+        short, long_ = piece["span_px"]
+        if piece["counted"] or not (lo * ppc <= short and long_ <= hi * ppc):
+            continue
+        x, y = view.rect_to_image(np.array([piece["centre"]]))[0]
+        notes.append(f"an outline near ({x:.0f}, {y:.0f}) was not counted: a cube painted "
+                     "like the floor?")
     return notes
 
 

@@ -32,6 +32,10 @@ EDGE_LOG_OFFSET = 0.02
 # A cube's top face inside its edges (edges eat a rim of it): area (cm^2), shorter side (cm),
 # longer over shorter side, area over hull.
 TOP_AREA_CM2 = (0.35, 1.3)
+# A top face whose outline has a gap (its paint meets a floor of nearly its light there) joins
+# the bare floor through a neck; necks up to 2 x NECK_CM across (after the edges' closing) are
+# cut when what they cut off is shaped like a top face (``_cut_necks``).
+NECK_CM = 0.15
 TOP_SIDE_CM = 0.55
 # An enclosed piece bounded over this share of its outline by long straight edges is a strip
 # along a line, not a cube's face (a face in a row of cubes has two opposite sides of four on
@@ -120,6 +124,8 @@ def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarra
     pale print found no edge at all). There, the band's lower quartile (still floor while up
     to three quarters of the band are edges), scaled to a median by the ratio the whole floor
     shows (mostly bare; ``overall`` its median), is taken instead, never above the median.
+    When that ratio is undefined (most of the floor clipped by a bright exposure: no gradient
+    at all), the bar is what noise can explain (the brighter band's, scaled by lightness).
     """
     out = typical.astype(np.float32).copy()
     shape = None
@@ -133,6 +139,10 @@ def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarra
                 shape = overall / q_all if q_all > 0 else 0.0
             if shape > 0:
                 out[b] = min(out[b], shape * float(np.quantile(grad[members[b]], 0.25)))
+            else:
+                # most of the floor has no gradient at all (clipped by a bright exposure):
+                # no shape to scale by; the band's bar is what noise can explain there
+                out[b] = min(out[b], cap)
     return out
 
 
@@ -147,6 +157,23 @@ def _gradient(rect_lin: np.ndarray) -> np.ndarray:
         m = gx * gx + gy * gy
         g2 = m if g2 is None else np.maximum(g2, m)
     return np.sqrt(g2) / 32.0
+
+
+def _top_shaped(m: np.ndarray, area: float, px_per_cm: float) -> tuple[float, float] | None:
+    """The centre (in ``m``'s pixels) of a piece (uint8 mask) shaped like a cube's top face:
+    its smallest enclosing rectangle at least ``TOP_SIDE_CM`` across and within ``TOP_ASPECT``
+    of square, and solid (``TOP_SOLID`` of its hull); else None."""
+    cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not cnts:
+        return None
+    c = max(cnts, key=cv2.contourArea)
+    (cx, cy), (rw, rh), _ = cv2.minAreaRect(c)
+    hull = cv2.contourArea(cv2.convexHull(c))
+    short, long_ = min(rw, rh), max(rw, rh)
+    if (short >= TOP_SIDE_CM * px_per_cm and long_ <= TOP_ASPECT * short
+            and area >= TOP_SOLID * hull):
+        return cx, cy
+    return None
 
 
 class Outlines:
@@ -207,6 +234,80 @@ class Outlines:
         self.inner[0] = False
         for side in (self.labels[0], self.labels[-1], self.labels[:, 0], self.labels[:, -1]):
             self.inner[side] = False
+        self._cut_necks()
+
+    def _cut_necks(self) -> None:
+        """Top faces joined to the open floor through a narrow gap in their outline become
+        enclosed pieces of their own (new labels).
+
+        Why: where a cube's paint meets a floor of nearly its light (a white top on a pale
+        print, a pink-lit brown on a pink print) a stretch of its outline is too faint to be
+        an edge, and the top runs into the floor: neither a face nor outlined. The free space
+        opened by a disc ``NECK_CM`` across splits there; a piece it cuts off from the open
+        floor (one not touching the view's sides) shaped like a top face (``_top_shaped``),
+        grown back within the free space, is taken as enclosed. A neck between cubes opens
+        onto a pocket of floor, which the shape test rarely passes.
+        """
+        free = (self.labels > 0) & ~self.inner[self.labels]
+        if not free.any():
+            return
+        r = max(1, round(NECK_CM * self.px_per_cm))
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+        free8 = free.astype(np.uint8)
+        n, lab = cv2.connectedComponents(cv2.erode(free8, k), connectivity=4)
+        if n <= 2:
+            return  # the open floor alone (no piece cut off: most frames)
+        inner = np.ones(n, bool)
+        inner[0] = False
+        for side in (lab[0], lab[-1], lab[:, 0], lab[:, -1]):
+            inner[side] = False
+        cube_px = self.px_per_cm ** 2
+        lo, hi = TOP_AREA_CM2
+        cand = np.nonzero(inner)[0]
+        for i, (x, y, w, h) in zip(cand, _bboxes(lab, cand), strict=True):
+            x0, y0 = max(0, x - r), max(0, y - r)
+            x1, y1 = min(lab.shape[1], x + w + r), min(lab.shape[0], y + h + r)
+            m = cv2.dilate((lab[y0:y1, x0:x1] == i).astype(np.uint8), k) & free8[y0:y1, x0:x1]
+            area = int(m.sum())
+            if not lo * cube_px <= area <= hi * cube_px or not _top_shaped(m, area, self.px_per_cm):
+                continue
+            if not self._unlike_floor_beside(m, (x0, y0), free8):
+                continue  # a pocket of floor among cubes, joined to the floor by their gaps
+            self.labels[y0:y1, x0:x1][m > 0] = len(self.inner)
+            self.inner = np.append(self.inner, True)
+        if len(self.inner) > len(self.area):
+            self.area = np.bincount(self.labels.ravel(), minlength=len(self.inner))
+
+    def _unlike_floor_beside(self, m: np.ndarray, corner: tuple[int, int],
+                             free: np.ndarray) -> bool:
+        """Whether a piece (``m`` on a box at ``corner`` of the floor box) is painted unlike
+        the open floor within 1 cm around it, or is brighter than it.
+
+        Why: a gap in the edges cuts off a cube's top where its paint meets a floor of nearly
+        its light, but equally a pocket of floor among cubes, bounded by their outlines and
+        joined to the floor through the gaps between them (s001: the floor between four
+        cubes read as a fifth). The pocket is the floor's paint, at most in their shade (a
+        shadow only darkens); a top is a cube's paint. (Black or white on a floor of their
+        own tint stays out: their gaps are not cut.)"""
+        from vision.segment import BRIGHT_CEIL, CHROMA_STEP  # (segment builds on this module)
+
+        x0, y0 = corner
+        h, w = m.shape
+        r = max(1, round(self.px_per_cm))
+        X0, Y0 = max(0, x0 - r), max(0, y0 - r)
+        X1, Y1 = min(free.shape[1], x0 + w + r), min(free.shape[0], y0 + h + r)
+        piece = np.zeros((Y1 - Y0, X1 - X0), np.uint8)
+        piece[y0 - Y0: y0 - Y0 + h, x0 - X0: x0 - X0 + w] = m
+        around = free[Y0:Y1, X0:X1] & (piece ^ 1)
+        if np.count_nonzero(around) < np.count_nonzero(piece) // 4:
+            return False
+        bx, by = self.box[:2]
+        lin = self.lin[by + Y0: by + Y1, bx + X0: bx + X1]
+        logs = _log(lin + NOISE_FLOOR)
+        a = np.median(logs[piece > 0], axis=0)
+        b = np.median(logs[around > 0], axis=0)
+        d = a - b
+        return bool(np.abs(d - d.mean()).max() > CHROMA_STEP or d.mean() > np.log(BRIGHT_CEIL))
 
     def _full(self, crop: np.ndarray) -> np.ndarray:
         x0, y0, x1, y1 = self.box
@@ -273,14 +374,9 @@ class Outlines:
         out = []
         for i, (x, y, w, h) in zip(cand, boxes, strict=True):
             m = (self.labels[y:y + h, x:x + w] == i).astype(np.uint8)
-            cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-            c = max(cnts, key=cv2.contourArea)
-            (cx, cy), (rw, rh), _ = cv2.minAreaRect(c)
-            hull = cv2.contourArea(cv2.convexHull(c))
-            short, long_ = min(rw, rh), max(rw, rh)
-            if (short >= TOP_SIDE_CM * ppc and long_ <= TOP_ASPECT * short
-                    and area[i] >= TOP_SOLID * hull):
-                out.append((int(i), cx + x, cy + y))
+            centre = _top_shaped(m, area[i], ppc)
+            if centre is not None:
+                out.append((int(i), centre[0] + x, centre[1] + y))
         self._top_cache = out
         return out
 
