@@ -301,11 +301,11 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray,
     markers = seed[labels]
     markers[0, :] = markers[-1, :] = markers[:, 0] = markers[:, -1] = 1
     opinions = [markers]
-    near = cv2.dilate((labels == best).view(np.uint8), np.ones((int(4 * r) + 9,) * 2))
-    big = areas > 0.015 * h * w
-    beside = np.bincount(labels[near > 0], minlength=n) > 0
-    extra = big & beside & (border == 0)
+    extra = (areas > 0.015 * h * w) & (border == 0)  # large inner pieces...
     extra[[0, best]] = False
+    if extra.any():  # ... beside the floor's (only looked for when there are any)
+        near = cv2.dilate((labels == best).view(np.uint8), np.ones((int(4 * r) + 9,) * 2))
+        extra &= np.bincount(labels[near > 0], minlength=n) > 0
     if extra.any():
         seed[extra] = 2
         second = seed[labels]

@@ -58,3 +58,27 @@ def test_surroundings_read_each_zone_beyond_its_side():
     for got, bgr in zip(zones, want, strict=True):
         lab = cv2.cvtColor(np.uint8([[bgr]]), cv2.COLOR_BGR2Lab)[0, 0].astype(np.float32)
         assert got is not None and np.abs(got - lab).max() <= 1
+
+
+def _frame_with_floor(band: bool, book: bool) -> np.ndarray:
+    img = np.full((324, 576, 3), 60, np.uint8)  # the table
+    img[60:260, 130:450] = 200  # the floor
+    if band:  # a hard shadow across the floor's far end: an edge-bounded piece of its own
+        img[60:110, 130:450] = 120
+    if book:  # something large on the table, edge-bounded, well away from the tray
+        img[100:220, 480:560] = 140
+    return img
+
+
+@pytest.mark.parametrize("band, book, opinions", [
+    (False, False, 1), (True, False, 2), (False, True, 1), (True, True, 2)])
+def test_second_opinion_only_from_large_pieces_beside_the_floor(band, book, opinions):
+    """The floor's second opinion takes in a large inner piece beside the floor (a shadowed
+    part) but not one far from it (a book on the table), and is not made without one."""
+    img = _frame_with_floor(band, book)
+    masks = tray._floor_by_edges(img, tray._edges(img))
+    assert len(masks) == opinions
+    if opinions == 2:
+        assert masks[1][80, 300] and not masks[0][80, 300]  # the band: second opinion only
+    for m in masks:
+        assert m[200, 300] and not m[160, 520]  # the lit floor in, the book out
