@@ -251,6 +251,24 @@ def _edges(small: np.ndarray, blur: np.ndarray | None = None) -> np.ndarray:
     return e
 
 
+def _core(free: np.ndarray, r: float) -> np.ndarray:
+    """The pixels of ``free`` farther than ``r`` from every pixel outside it, distance as
+    ``cv2.distanceTransform(free, cv2.DIST_L2, 3)`` measures it: the same pixels as
+    ``distanceTransform(...) > r``, several times faster at the small radii tried first.
+
+    That distance is a chamfer metric (a sum of fixed steps along and across), so "farther
+    than r from every outside pixel" is ``free`` eroded by the ball of radius r in that
+    metric; the ball is measured by the same transform from one outside pixel. The frame's
+    edge counts as far, as it does for the transform."""
+    n = int(np.ceil(r)) + 2  # (a step along is just under 1: the ball fits well inside)
+    probe = np.ones((2 * n + 1, 2 * n + 1), np.uint8)
+    probe[n, n] = 0
+    ball = (cv2.distanceTransform(probe, cv2.DIST_L2, 3) <= r).astype(np.uint8)
+    rows, cols = np.flatnonzero(ball.any(axis=1)), np.flatnonzero(ball.any(axis=0))
+    ball = ball[rows[0]: rows[-1] + 1, cols[0]: cols[-1] + 1]  # (symmetric: centre kept)
+    return cv2.erode(free, ball, borderType=cv2.BORDER_CONSTANT, borderValue=1)
+
+
 def _floor_by_edges(small: np.ndarray, edges: np.ndarray,
                     blur: np.ndarray | None = None) -> list[np.ndarray]:
     """The floor as the large edge-bounded region in the middle of the frame, holes filled.
@@ -268,10 +286,9 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray,
     h, w = small.shape[:2]
     e = cv2.dilate(edges, np.ones((3, 3), np.uint8))
     free = (e == 0).astype(np.uint8)
-    dist = cv2.distanceTransform(free, cv2.DIST_L2, 3)
     blur = _blurred(small) if blur is None else blur
     for r in (4.0, 7.0, 11.0):
-        core = (dist > r).astype(np.uint8)
+        core = _core(free, r)
         # (labels and a count: OpenCV's version with statistics is several times slower)
         n, labels = cv2.connectedComponents(core, connectivity=4)
         areas = np.bincount(labels.ravel(), minlength=n)

@@ -82,3 +82,17 @@ def test_second_opinion_only_from_large_pieces_beside_the_floor(band, book, opin
         assert masks[1][80, 300] and not masks[0][80, 300]  # the band: second opinion only
     for m in masks:
         assert m[200, 300] and not m[160, 520]  # the lit floor in, the book out
+
+
+@pytest.mark.parametrize("r", [4.0, 7.0, 11.0, 2.5])
+def test_core_is_the_distance_transform_thresholded(r):
+    """The floor's cores by erosion are the very pixels the distance transform keeps, on
+    scattered edge pixels, lines and the frame's edge alike."""
+    rng = np.random.default_rng(int(r * 10))
+    for k in range(20):
+        h, w = rng.integers(20, 160, 2)
+        free = (rng.random((h, w)) > rng.uniform(0.002, 0.05)).astype(np.uint8)
+        if k % 2:
+            cv2.line(free, (0, int(h * 0.3)), (int(w) - 1, int(h * 0.6)), 0, 1)
+        want = (cv2.distanceTransform(free, cv2.DIST_L2, 3) > r).astype(np.uint8)
+        assert np.array_equal(tray._core(free, r), want)
