@@ -315,7 +315,7 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray,
     # (seeds by a look-up per label: one pass over the frame)
     seed = np.where(border > 0, 1, 0).astype(np.int32)
     seed[0], seed[best] = 0, 2
-    markers = seed[labels]
+    markers = np.take(seed, labels)  # (np.take: faster than indexing, the same values)
     markers[0, :] = markers[-1, :] = markers[:, 0] = markers[:, -1] = 1
     opinions = [markers]
     extra = (areas > 0.015 * h * w) & (border == 0)  # large inner pieces...
@@ -325,7 +325,7 @@ def _floor_by_edges(small: np.ndarray, edges: np.ndarray,
         extra &= np.bincount(labels[near > 0], minlength=n) > 0
     if extra.any():
         seed[extra] = 2
-        second = seed[labels]
+        second = np.take(seed, labels)
         second[0, :] = second[-1, :] = second[:, 0] = second[:, -1] = 1
         opinions.append(second)
     out = []
@@ -485,7 +485,7 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         across = np.abs(gxb * n[0] + gyb * n[1]) > 0.85 * mag
         e = cv2.dilate(((edges[by0:by1, bx0:bx1] > 0) & across).astype(np.uint8),
                        np.ones((3, 3), np.uint8)) > 0
-        hit = e.ravel()[(ys - by0) * e.shape[1] + (xs - bx0)]  # (flat: faster than 2-d)
+        hit = np.take(e.ravel(), (ys - by0) * e.shape[1] + (xs - bx0))  # (flat: faster)
         support = (hit if inside is None else hit & inside).mean(axis=2)  # (O, T)
         best_tilt = support.argmax(axis=1)
         best = support[np.arange(len(offs)), best_tilt]
