@@ -114,6 +114,78 @@ def errors(found: dict[str, int], want: dict[str, int]) -> tuple[int, int, int]:
     return short - wrong, excess - wrong, wrong
 
 
+def _clip_to_box(poly: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    """The part of a polygon inside an axis-aligned box (Sutherland-Hodgman): exact where sides
+    coincide, as a found side on the true one does (OpenCV's convex intersection is not)."""
+    pts = [tuple(p) for p in poly]
+    for axis, bound, sign in ((0, x0, 1), (0, x1, -1), (1, y0, 1), (1, y1, -1)):
+        out = []
+        for k, cur in enumerate(pts):
+            prev = pts[k - 1]
+            if (sign * (cur[axis] - bound) >= 0) != (sign * (prev[axis] - bound) >= 0):
+                t = (bound - prev[axis]) / (cur[axis] - prev[axis])
+                out.append(tuple(prev[j] + t * (cur[j] - prev[j]) for j in range(2)))
+            if sign * (cur[axis] - bound) >= 0:
+                out.append(cur)
+        pts = out
+        if not pts:
+            break
+    return np.array(pts, np.float32).reshape(-1, 2)
+
+
+def outline_error(scene: synth.Scene, corners) -> dict | None:
+    """How far the counter's floor outline is from the true floor, on the table's plane in cm:
+    the largest corner distance, the share of the true floor outside the found quad (floor cut
+    off) and of the found quad outside the floor (wall, rim or table taken in)."""
+    if corners is None:
+        return None
+    found = synth.frame_to_table_cm(scene, corners).astype(np.float32)
+    true = synth.floor_corners_cm()
+    dist = np.linalg.norm(found[:, None, :] - true[None, :, :], axis=2)
+    inside = _clip_to_box(found, *true[0], *true[2])
+    inter = cv2.contourArea(inside) if len(inside) >= 3 else 0.0
+    area_t, area_f = cv2.contourArea(true), cv2.contourArea(found)
+    return {"corner_cm": float(dist.min(axis=0).max()),
+            "cut": float(1 - inter / area_t), "extra": float(1 - inter / max(area_f, 1e-9))}
+
+
+def outline_lines(rows: list[dict]) -> list[str]:
+    """Right and wrong readings by how far their floor outline is off: how many failures start
+    with the tray's outline, overall and per factor level."""
+    bins = ((0.0, 0.25), (0.25, 0.5), (0.5, 1.0), (1.0, np.inf))
+
+    def bin_of(r) -> str:
+        o = r["outline"]
+        if o is None:
+            return "no outline"
+        c = o["corner_cm"]
+        return next(f"{a:g}-{b:g} cm" for a, b in bins if a <= c < b)
+
+    names = [f"{a:g}-{b:g} cm" for a, b in bins] + ["no outline"]
+    lines = ["outline: largest corner error (table cm) -> readings right / wrong"]
+    for mode in MODES:
+        rs = [r for r in rows if r["mode"] == mode]
+        cells = []
+        for nm in names:
+            k = [r for r in rs if bin_of(r) == nm]
+            cells.append(f"{nm}: {sum(r['exact'] for r in k)}/{sum(not r['exact'] for r in k)}")
+        lines.append(f"  {mode:<5} " + ", ".join(cells))
+    lines.append("outline off by >= 0.5 cm, per factor level: wrong readings of them / all "
+                 "wrong, per mode")
+    for f in FACTORS:
+        levels = sorted({r["factors"][f] for r in rows})
+        for lv in levels:
+            cells = []
+            for mode in MODES:
+                rs = [r for r in rows if r["mode"] == mode and r["factors"][f] == lv]
+                bad = [r for r in rs if not r["exact"]]
+                off = [r for r in rs if r["outline"] is None or r["outline"]["corner_cm"] >= 0.5]
+                cells.append(f"{mode} off {len(off)}/{len(rs)}, wrong&off "
+                             f"{sum(not r['exact'] for r in off)}/{len(bad)}")
+            lines.append(f"  {f:<12} {lv:<13} " + " | ".join(cells))
+    return lines
+
+
 def run(n: int, seed: int, log=None) -> list[dict]:
     """Count each drawn scene in both modes: one row per (scene, mode)."""
     cv2.setNumThreads(1)
@@ -127,15 +199,17 @@ def run(n: int, seed: int, log=None) -> list[dict]:
                 reading = count_cubes(frame, ref if mode == "ref" else None)
                 found, unsure = reading.counts, bool(reading.uncertain)
                 failed = False
+                outline = outline_error(case.scene, getattr(reading, "tray_corners", None))
             except VisionError:
                 found, unsure, failed = {}, True, True
+                outline = None
             ms = 1000 * (time.perf_counter() - t0)
             missed, extra, wrong = errors(found, want)
             rows.append({
                 "i": i, "mode": mode, "exact": not failed and not (missed or extra or wrong),
                 "missed": missed, "extra": extra, "wrong": wrong, "failed": failed,
                 "unsure": unsure, "ms": ms, "factors": case.factors,
-                "want": want, "found": dict(found),
+                "want": want, "found": dict(found), "outline": outline,
             })
         if log:
             log(i + 1, n)
@@ -216,11 +290,14 @@ def wrong_lines(rows: list[dict], limit: int = 40) -> list[str]:
         diff = {c: r["found"].get(c, 0) - r["want"][c] for c in COLOURS
                 if r["found"].get(c, 0) != r["want"][c]}
         f = r["factors"]
+        o = r.get("outline")
+        off = (f" | outline {o['corner_cm']:.2f} cm, cut {o['cut']:.0%}, extra {o['extra']:.0%}"
+               if o else "")
         out.append(
             f"  #{r['i']:<4} {r['mode']:<5} {'FAILED' if r['failed'] else diff} "
             f"{'(unsure)' if r['unsure'] else '(SURE)'} | {f['print']}, {f['table']}, "
             f"{f['oblique']}, {f['cast']}, {f['glare']}, wall {f['wall shadow']}, "
-            f"exp {f['exposure']}, {f['cubes']} cubes"
+            f"exp {f['exposure']}, {f['cubes']} cubes{off}"
         )
     return out[:limit] + ([f"  ... {len(out) - limit} more"] if len(out) > limit else [])
 
@@ -230,6 +307,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-v", "--verbose", action="store_true", help="list the wrong readings")
+    ap.add_argument("--outline", action="store_true",
+                    help="tabulate the floor outline's error against right / wrong readings")
     args = ap.parse_args(argv)
 
     def log(k, n):
@@ -242,6 +321,9 @@ def main(argv=None) -> int:
     if args.verbose:
         print("\nwrong readings:")
         print("\n".join(wrong_lines(rows)))
+    if args.outline:
+        print()
+        print("\n".join(outline_lines(rows)))
     return 0
 
 

@@ -179,3 +179,11 @@ def scatter(colours: list[str], seed: int = 0) -> list[tuple[str, float, float, 
                 placed.append((colour, float(x), float(y), float(rng.uniform(0, 90))))
                 break
     return placed
+
+
+def frame_to_table_cm(scene: Scene, pts) -> np.ndarray:
+    """Frame pixels back to table cm (the drawing's plane): where a found outline's corners
+    truly lie, to tell how far they are from the floor's (``floor_corners_cm``)."""
+    pts = np.asarray(pts, np.float64).reshape(-1, 1, 2)
+    back = np.linalg.inv(_camera(scene))
+    return cv2.perspectiveTransform(pts, back).reshape(-1, 2) / S
