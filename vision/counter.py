@@ -430,6 +430,8 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
     # Cubes in a cluster hide parts of each other (the area undercounts them), but each top
     # face seen whole is one cube.
     seeds = None
+    faces_n = 0  # the count from whole top faces and the cube-wide rest beyond them, if any
+    mine = np.zeros((0, 2))
     if tops is not None and len(tops):
         ix = np.round(tops).astype(int)
         ok = (ix[:, 0] >= 0) & (ix[:, 0] < w) & (ix[:, 1] >= 0) & (ix[:, 1] < h)
@@ -441,7 +443,7 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             # and halos between the cubes included, overcounts (tried as a floor: with the
             # reference extras 8 -> 13)
             rest = _unexplained(b.mask, mine, view.px_per_cm, cube_area)
-            n = len(mine) + len(rest)
+            n = faces_n = len(mine) + len(rest)
             seeds = np.concatenate([mine, rest]) if n > 1 else None
         elif len(mine) == 1 and n == 1:
             other = _brighter_beyond(b.mask, mine[0], rect_lin, bg_lin, view.px_per_cm)
@@ -474,20 +476,18 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             # two ways of counting that share no step (area, faces and cores; projected cube
             # models, which know what hides what) agree, the models decisively: not a guess
             why = None
+        elif not judged and _counts_agree(b.mask, est, n, faces_n, view.px_per_cm):
+            # the models left it open, but three counts agree: not a guess either; the blob's
+            # other doubts (at the edge, ...) still apply
+            unsure = False
         if why == "split" and n == 1 and est < 0.65:
             # nothing was split: one cube's worth counted from under two thirds of one (a
             # white top on a pale print looks like the floor, only its shaded side and shadow
             # differ; or a shadow alone). Said as such: "could not be split" tells the
             # players nothing there.
             why = "part"
-    elif b.weak:
-        why = "faint"
-    elif b.mouth:
-        why = "mouth"
-    elif b.edge:
-        why = "edge"
-    elif n == 1 and not _compact(b.mask):
-        why = "shape"
+    if not unsure:
+        why = _blob_doubt(b, n, len(mine))
     if painted and why in (None, "part"):
         why = "painted"  # found from its sides and shadow alone (``_painted_like_floor``)
     keep = None
@@ -529,6 +529,39 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
             "bare": len(pieces) > 1 and not _holds_face(m, tops),
         })
     return out
+
+
+def _blob_doubt(b, n: int, faces: int) -> str | None:
+    """The doubt about a blob whose count is sure ("faint", "mouth", "edge", "shape"; see
+    ``WHY_WORDS``), or None. ``faces``: the whole top faces inside it.
+
+    One cube's blob that is not cube-shaped may be light the floor model missed; but a whole
+    top face inside it is a cube's own closed square outline (``Outlines.top_faces``), and
+    what spoils the shape is then its shadow or a side: no doubt about the cube."""
+    if b.weak:
+        return "faint"
+    if b.mouth:
+        return "mouth"
+    if b.edge:
+        return "edge"
+    if n == 1 and faces == 0 and not _compact(b.mask):
+        return "shape"
+    return None
+
+
+def _counts_agree(mask: np.ndarray, est: float, n: int, faces_n: int, px_per_cm: float) -> bool:
+    """Whether a cluster of ``n`` cubes counted from its top faces (``faces_n``: whole top
+    faces plus the cube-wide rest beyond their reach, ``_unexplained``) is counted alike by its
+    area (``est`` cubes' worth, between two counts resolved by its cores: ``_by_area``) and by
+    its cube-wide cores alone (``_cores_agree``).
+
+    Why: a cluster's area lies between two counts whenever its cubes hide each other's sides
+    and share their halos, so "area near a whole count" flags most clusters, right or not;
+    three counts reached by different steps (closed square outlines; area; the blob's widths)
+    agreeing is better evidence than the area's distance to a whole number. A count by faces
+    alone is not enough (a face missed, a shadow's core counted): all three must agree."""
+    return (n >= 2 and faces_n == n and _by_area(mask, est, px_per_cm) == n
+            and _cores_agree(mask, n, px_per_cm))
 
 
 def _painted_beside_cubes(edges: np.ndarray, strong: np.ndarray, rect_lin: np.ndarray,
