@@ -728,24 +728,32 @@ def _sides_widened(neutral: np.ndarray, strong: np.ndarray, px_per_cm: float) ->
     point lamp's are hard-edged) and is left alone. The bar is widened both ways (which side
     the top lies on needs the camera and the light), so the piece covers the top.
     """
-    n, labels = cv2.connectedComponents(neutral, connectivity=8)
+    n, labels, stats, _ = _labelled_with_stats(neutral)
     if n <= 1:
         return neutral
     r = max(1, round(SIDE_APART_CM * px_per_cm))
-    near = cv2.dilate(strong, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2))
-    touched = np.bincount(labels[near > 0], minlength=n) > 0
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
     lo, hi = (v * px_per_cm for v in SIDE_BAR_CM)
+    h_img, w_img = neutral.shape
     out = neutral.copy()
     for i in range(1, n):
-        if touched[i]:
-            continue
-        ys, xs = np.nonzero(labels == i)
-        (cx, cy), (w, h), deg = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
-        long_ = max(w, h)
+        x, y, w, h, a = stats[i]
+        if max(w, h) < lo / np.sqrt(2) or a >= SIDE_THIN_CM * px_per_cm * (hi + 1.0):
+            continue  # too short or too much of it for a bar
+        ys, xs = np.nonzero(labels[y: y + h, x: x + w] == i)
+        (cx, cy), (bw, bh), deg = cv2.minAreaRect(
+            np.column_stack([xs + x, ys + y]).astype(np.float32))
+        long_ = max(bw, bh)
         # its mean thickness (area over length), as the counter judges a sliver
         if not (lo <= long_ <= hi and len(xs) < SIDE_THIN_CM * px_per_cm * (long_ + 1.0)):
             continue
-        size = (w, px_per_cm) if w >= h else (px_per_cm, h)
+        # within a shadow's reach of a coloured piece: maybe that cube's shadow
+        x0, y0 = max(x - r, 0), max(y - r, 0)
+        x1, y1 = min(x + w + r, w_img), min(y + h + r, h_img)
+        piece = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        if np.any(cv2.dilate(piece, disc) & strong[y0:y1, x0:x1]):
+            continue
+        size = (bw, px_per_cm) if bw >= bh else (px_per_cm, bh)
         box = cv2.boxPoints(((cx, cy), size, deg)).astype(np.int32)
         cv2.fillConvexPoly(out, box, 1)
     return out
