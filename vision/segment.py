@@ -55,6 +55,15 @@ SHADOW_CM2 = 8.0
 # A lamp's shadows: searched up to this far (cm) from the cubes; believed when at least this
 # share of the cubes' area, moved by one common offset, lands on colourless darkening.
 SHADOW_MAX_CM = 1.5
+# A bar of darkening this long (cm: a cube's edge to a top's diagonal plus its shadow), thinner
+# on average than SIDE_THIN_CM (the counter's sliver bar) and further than SIDE_APART_CM (a
+# shadow's reach, as for the L without a reference) from every coloured piece is the side and
+# shadow of a cube painted like the print (``_sides_widened``). Drawn with the reference, seeds
+# 0 / 1: apart 0.25 / 0.5 cm 189 / 173, 1.0 / 1.5 cm 189 / 172; renders 65/65 at each; with the
+# bar touching cubes allowed (0 cm) a point lamp's hard shadows add two blacks (s002).
+SIDE_BAR_CM = (0.6, 2.2)
+SIDE_THIN_CM = 0.45
+SIDE_APART_CM = 1.5
 SHADOW_SHARE = 0.15
 # Linear light above which a channel of the floor model is taken as saturated (sRGB ~245).
 SATURATED = 0.9
@@ -696,6 +705,7 @@ def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
     strong = _clean(strong.astype(np.uint8), 0.2 * cube_px)
     neutral = _clean(((t < -dark) & (strong == 0)).astype(np.uint8), 0.2 * cube_px)
     neutral, cast = _without_shadows(strong, neutral, px_per_cm)
+    neutral = _sides_widened(neutral, strong, px_per_cm)
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px, floor_box)
     faint = (chroma > np.maximum(WEAK_CHROMA, 3 * noise_c)) | (
         np.abs(t) > np.maximum(REF_FAINT, 3 * noise_t))
@@ -704,6 +714,49 @@ def _reference_masks(rect_lin, bg_lin, shade, clipped, px_per_cm, floor_box):
     weak = np.zeros_like(strong)
     _add_pieces(weak, faint, 3 * cube_px)
     return strong, weak
+
+
+def _sides_widened(neutral: np.ndarray, strong: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """``neutral`` with each lone bar of darkening a cube long but thinner than a cube widened
+    to a cube's width about its own axis.
+
+    Why: a cube painted like the print (a white cube on a pale print, its top clipped with the
+    floor's) shows no change on its top; only its shaded side and its shadow darken, a bar
+    along one edge of the top, about a cube long (``SIDE_BAR_CM``) and a side's width plus a
+    shadow's thick. Left as it is the counter drops it as a sliver (a cube is 1 cm across from
+    any side). A bar within a shadow's reach of a coloured piece may be that cube's shadow (a
+    point lamp's are hard-edged) and is left alone. The bar is widened both ways (which side
+    the top lies on needs the camera and the light), so the piece covers the top.
+    """
+    n, labels, stats, _ = _labelled_with_stats(neutral)
+    if n <= 1:
+        return neutral
+    r = max(1, round(SIDE_APART_CM * px_per_cm))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
+    lo, hi = (v * px_per_cm for v in SIDE_BAR_CM)
+    h_img, w_img = neutral.shape
+    out = neutral.copy()
+    for i in range(1, n):
+        x, y, w, h, a = stats[i]
+        if max(w, h) < lo / np.sqrt(2) or a >= SIDE_THIN_CM * px_per_cm * (hi + 1.0):
+            continue  # too short or too much of it for a bar
+        ys, xs = np.nonzero(labels[y: y + h, x: x + w] == i)
+        (cx, cy), (bw, bh), deg = cv2.minAreaRect(
+            np.column_stack([xs + x, ys + y]).astype(np.float32))
+        long_ = max(bw, bh)
+        # its mean thickness (area over length), as the counter judges a sliver
+        if not (lo <= long_ <= hi and len(xs) < SIDE_THIN_CM * px_per_cm * (long_ + 1.0)):
+            continue
+        # within a shadow's reach of a coloured piece: maybe that cube's shadow
+        x0, y0 = max(x - r, 0), max(y - r, 0)
+        x1, y1 = min(x + w + r, w_img), min(y + h + r, h_img)
+        piece = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        if np.any(cv2.dilate(piece, disc) & strong[y0:y1, x0:x1]):
+            continue
+        size = (bw, px_per_cm) if bw >= bh else (px_per_cm, bh)
+        box = cv2.boxPoints(((cx, cy), size, deg)).astype(np.int32)
+        cv2.fillConvexPoly(out, box, 1)
+    return out
 
 
 def _without_shadows(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):

@@ -153,6 +153,36 @@ def test_a_white_cube_on_a_glare_is_still_white():
     assert cubes[-1]["d"][COLOURS.index("white")] < 3.0
 
 
+@pytest.mark.parametrize("colour", ["green", "black", "yellow"])
+def test_a_cube_standing_in_a_glare_keeps_its_colour(colour):
+    """A glare lies on a cube's top as much as on the floor (both face up and mirror the
+    lamp): it adds the same light to both, so against that floor the cube reads nearly as the
+    floor does (a green, a black or a yellow like a pale grey). On a dark print the floor there
+    is far brighter than the frame's usual floor without clipping anywhere; taken off cube and
+    floor alike, the glare gives the cube its colour back."""
+    base = np.array([0.03, 0.04, 0.06], np.float32)  # a dark print
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    px, fl = _patch(colour, base, seed=9)
+    glare = np.float32(0.25)  # white light added to both, well below full scale
+    cubes.append(dict(cube_colour(px + glare, fl + glare)))
+    assert not cubes[-1]["high"].any() and not cubes[-1]["low"].any()
+    assert _names(cubes) == [*COLOURS, colour]
+
+
+def test_a_grey_glare_on_a_warm_print_is_taken_off_per_channel():
+    """The camera's white balance makes the lamp's light grey, so its mirror image is grey;
+    the floor is the print's colour. On a cream print under a warm lamp the same glare is a
+    far larger share of the floor's blue than of its red, and a blue standing in it reads
+    grey, named black. Taken off per channel as the floor's colour says, it is a blue again."""
+    base = np.array([0.12, 0.3, 0.5], np.float32)  # cream print, warm light: little blue
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    px, fl = _patch("blue", base, seed=9)
+    glare = np.float32(0.3)
+    cubes.append(dict(cube_colour(px + glare, fl + glare)))
+    assert not cubes[-1]["high"].any()
+    assert _names(cubes) == [*COLOURS, "blue"]
+
+
 def test_known_names_fit_the_light_alone():
     """With the colours confirmed (a calibration drop), the print factors come from them: a
     brown read on a print that makes it look like black's lightness is still fitted as brown."""

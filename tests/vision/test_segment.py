@@ -168,3 +168,32 @@ def test_present_labels_are_those_np_unique_finds():
     want[np.unique(sel)] = True
     assert np.array_equal(_present(sel, 12), want)
     assert not _present(labels, 12)[4]
+
+
+def _thickness(mask: np.ndarray) -> float:
+    """Mean thickness (cm) of a mask's piece: area over its box's long side, as the counter
+    judges a sliver."""
+    ys, xs = np.nonzero(mask)
+    (_, _), (w, h), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+    return len(xs) / (max(w, h) + 1.0) / PX
+
+
+def test_a_white_cube_on_a_white_print_is_a_cube_wide_piece():
+    """A white cube on a white print, both clipped: the top does not change, only the side the
+    camera sees and the contact shadow darken, a bar 1.4 cm long and 0.4 cm thick. The piece
+    handed on is a cube wide (the counter drops anything thinner as a sliver); beside a red
+    cube (within a shadow's reach) the same bar is left as it is (it may be that cube's
+    shadow under a point lamp)."""
+    ref = _canvas((255, 255, 255))
+    frame = ref.copy()
+    frame[100:104, 160:186] = (150, 150, 150)  # the side
+    frame[104:108, 162:188] = (200, 200, 200)  # its shadow
+    strong, _ = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
+    _, labels = cv2.connectedComponents(strong)
+    piece = labels == labels[102, 172]
+    assert labels[102, 172] > 0 and _thickness(piece) >= 0.8
+    # the same bar with a red cube 0.5 cm from it
+    _square(frame, 172, 80, (40, 40, 200))
+    strong, _ = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
+    _, labels = cv2.connectedComponents(strong)
+    assert _thickness(labels == labels[102, 172]) < 0.45
