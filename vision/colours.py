@@ -361,6 +361,43 @@ class ColourModel:
             best[ok] = np.minimum(best[ok], np.sqrt(d * d + VEIL_COST))
         return best
 
+    def _clipped_glare_distances(self, raw, contrast, gains, low, cubes, veil=0.0
+                                 ) -> np.ndarray:
+        """Distances (N, 7) for cubes whose floor is clipped in every channel, if a grey glare
+        lies on cube and floor alike (inf for the others).
+
+        Why: such a floor reads full scale whatever the glare on it, so neither the ratio to
+        it nor its excess over the usual floor (``_veiled_distances``) says how much of the
+        cube's reading is the glare (a yellow or a brown under it read white, sure). Read in
+        the camera's units instead: the cube reads its own share of the usual floor's light
+        plus the glare G, the same in every channel (the lamp is grey after white balance),
+        so its own ratio is (C - G) / D, with D the frame's usual unclipped floor. G is
+        bounded both ways by physics: the floor there is clipped, so D + G reaches full scale
+        in every channel (G >= CLIPPED - min D); a paint reflects nothing less than nothing,
+        so G is at most the cube's darkest unclipped channel. G is tried at
+        ``CLIPPED_GLARE_STEPS`` across that range, at the cost of ``VEIL_COST``.
+        """
+        raw = np.asarray(raw, np.float32).reshape(-1, 3)
+        best = np.full((len(raw), len(COLOURS)), np.inf, np.float32)
+        usual = _usual_floor(cubes)
+        if usual is None:
+            return best
+        for i, c in enumerate(cubes):
+            floor = np.asarray(c["floor"], np.float32).reshape(3)
+            if not (np.asarray(c.get("high", (False,) * 3), bool).all() and low[i].sum() < 3):
+                continue
+            seen = raw[i] * floor / FLOOR_ALBEDO  # the cube's reading (linear, full scale 1)
+            g_lo = max(CLIPPED - float(usual.min()), 0.0)
+            g_hi = float(seen[~low[i]].min())
+            if g_hi <= g_lo:
+                continue
+            g = (g_hi - (g_hi - g_lo) * CLIPPED_GLARE_STEPS)[:, None]
+            r = np.maximum(seen[None] - g, 1e-4) / usual * FLOOR_ALBEDO
+            d = self.shaded_distances(toned(r, contrast), gains, np.repeat(low[i:i + 1], len(g),
+                                                                         axis=0), None, veil)
+            best[i] = np.sqrt(d * d + VEIL_COST).min(axis=0)
+        return best
+
     def log_likelihood(self, lab: np.ndarray) -> np.ndarray:
         return self._loglik(self.distances(lab))
 
@@ -591,6 +628,8 @@ class ColourModel:
             tint = _glare_tint(cubes)
             dist = np.minimum(dist, self._veiled_distances(raw_ratios, contrast, gains, low,
                                                            over, excess, veil, tint))
+        dist = np.minimum(dist, self._clipped_glare_distances(raw_ratios, contrast, gains, low,
+                                                              cubes, veil))
         dist = dist[None]
         p = _softmax(self._loglik(dist[0]))
         near = self._other_fits(raw_ratios, low, raw_over, others, dist[0])
@@ -821,6 +860,26 @@ VEIL_STEPS = (0.25, 0.5, 0.75, 1.0)
 VEIL_COST = 1.0
 # (drawn with the reference, seeds 0 / 1: cap 1.5 -> 190 / 177, 3 -> 191 / 177, 6 -> 191 / 177)
 GLARE_TINT_MAX = 3.0
+
+
+# The glare's size on a floor clipped in every channel, between its physical bounds lo and hi
+# (``_clipped_glare_distances``), is tried at hi - q (hi - lo) for these q: halving towards hi,
+# where what is left of the cube's darkest channel (a dark paint's) is small and a small change
+# in the glare is a large one in the colour.
+CLIPPED_GLARE_STEPS = np.array([1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.0], np.float32)
+
+
+def _usual_floor(cubes: list[dict]) -> np.ndarray | None:
+    """The frame's usual floor (3,): the per-channel median of the floors beside the cubes
+    where no channel is clipped (there the floor reads what it is); None without one."""
+    floors = [c.get("floor") for c in cubes]
+    if any(f is None for f in floors):
+        return None
+    f = np.asarray(floors, np.float32).reshape(-1, 3)
+    clean = (f < CLIPPED).all(axis=1)
+    if not clean.any():
+        return None
+    return np.maximum(np.median(f[clean], axis=0), 1e-3).astype(np.float32)
 
 
 def _floor_excess(cubes: list[dict]) -> np.ndarray:

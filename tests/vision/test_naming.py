@@ -222,3 +222,61 @@ def test_two_blue_cubes_on_a_pink_print_stay_blue():
                      * rng.uniform(0.85, 1.0, (100, 1)), 0, 1)
         cubes.append(dict(cube_colour(px, np.tile(floor, (100, 1)))))
     assert _names(cubes) == ["blue", "blue"]
+
+
+# Cube readings (ratio B, G, R; floor B, G, R; cube clipped; floor clipped) of two drawn trays
+# (tests/vision/bench_drawn.py, seed 0, with the reference) whose last cube stands in a glare
+# that clips the pale print in every channel: a brown (#142, cool light, one cube in a wall's
+# shadow) and a yellow (#100).
+_CLIPPED_GLARE_FRAMES = {
+    "brown": [
+        ((0.014, 0.039, 0.119), (0.307, 0.293, 0.276), "000", "000"),
+        ((0.013, 0.012, 0.361), (0.673, 0.646, 0.612), "000", "000"),
+        ((0.023, 0.023, 0.365), (0.715, 0.687, 0.652), "000", "000"),
+        ((0.012, 0.376, 0.549), (0.673, 0.646, 0.612), "000", "000"),
+        ((0.311, 0.050, 0.019), (0.701, 0.673, 0.639), "000", "000"),
+        ((0.313, 0.328, 0.366), (0.991, 0.991, 0.991), "000", "111"),
+    ],
+    "yellow": [
+        ((0.012, 0.011, 0.363), (0.530, 0.625, 0.687), "000", "000"),
+        ((0.015, 0.014, 0.361), (0.554, 0.652, 0.715), "000", "000"),
+        ((0.039, 0.172, 0.018), (0.567, 0.666, 0.730), "000", "000"),
+        ((0.012, 0.378, 0.540), (0.530, 0.625, 0.680), "000", "000"),
+        ((0.014, 0.010, 0.010), (0.505, 0.599, 0.659), "000", "000"),
+        ((0.025, 0.049, 0.118), (0.567, 0.673, 0.737), "000", "000"),
+        ((0.040, 0.387, 0.547), (0.567, 0.673, 0.723), "000", "000"),
+        ((0.015, 0.040, 0.114), (0.523, 0.619, 0.680), "000", "000"),
+        ((0.013, 0.012, 0.364), (0.511, 0.605, 0.666), "000", "000"),
+        ((0.312, 0.062, 0.027), (0.573, 0.673, 0.737), "000", "000"),
+        ((0.310, 0.564, 0.600), (0.991, 0.991, 0.991), "001", "111"),
+    ],
+}
+
+
+def _readings(rows):
+    bits = lambda s: tuple(ch == "1" for ch in s)  # noqa: E731
+    return [{"ratio": np.array(r, np.float32), "floor": np.array(f, np.float32),
+             "low": bits(lo), "high": bits(hi)} for r, f, lo, hi in rows]
+
+
+@pytest.mark.parametrize("colour", ["brown", "yellow"])
+def test_a_cube_in_a_glare_that_clips_the_floor_is_not_named_white_for_sure(colour):
+    """A glare that clips the floor in every channel leaves the floor reading full scale however
+    big the glare is: neither the ratio to it nor its excess over the usual floor measures the
+    glare, and a brown or a yellow standing in it read white, sure. Bounded by physics (the
+    floor clipped: at least full scale less the usual floor; at most the cube's darkest
+    channel), the glare taken off brings the cube's own colour within the counter's one spread
+    of its best: the reading is flagged (or named right)."""
+    cubes = _readings(_CLIPPED_GLARE_FRAMES[colour])
+    MODEL.name_cubes(cubes)
+    d = cubes[-1]["d"]
+    assert d[COLOURS.index(colour)] - d.min() < 1.0
+
+
+def test_a_white_cube_in_a_glare_that_clips_the_floor_stays_white():
+    """The bounded glare must not talk a pale cube in the same spot out of being white (its
+    darkest channel bounds the glare well short of leaving a dark paint)."""
+    rows = [*_CLIPPED_GLARE_FRAMES["brown"][:-1],
+            ((0.55, 0.56, 0.57), (0.991, 0.991, 0.991), "000", "111")]
+    cubes = _readings(rows)
+    assert _names(cubes)[-1] == "white"
