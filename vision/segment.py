@@ -246,6 +246,7 @@ def cube_masks(
     outlines: Outlines | None = None,
     beyond: tuple[int, ...] = (0, 1, 2, 3),
     doubts: list | None = None,
+    unedged: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
@@ -304,6 +305,7 @@ def cube_masks(
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     # Things outlined all round join, whether the floor estimate missed them (a cube painted
     # like the print, or beside a darker one it found) or not.
+    found = strong
     strong = _edged_or_other(strong, edge, rect_lin, px_per_cm)
     # What the floor estimate adds beyond the outlined things must be edged on its own, long
     # straight edges (a lamp's or the tower's shadow, longer than two cubes) not counting: the
@@ -325,7 +327,51 @@ def cube_masks(
                            beyond, shade, paints)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
     strong |= _wholly_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, shade)
+    if unedged is not None:
+        # (on the floor proper: not the creases along the sides, as for ``edge``, nor the
+        # walls, whose light no floor estimate knows)
+        inner = np.zeros_like(strong)
+        inner[y0 + r: y1 - r, x0 + r: x1 - r] = 1
+        # darker than the floor estimate: a face's noise, steep in log terms, is what raises
+        # the bar over its own outline (a glare's grey light brightens, and is no cube)
+        unedged += _cube_sized_left_out(found & (coloured & (m < 0)) & (strong ^ 1) & inner,
+                                        outlines.faint_edges() & inner, px_per_cm)
     return strong, np.zeros_like(strong)
+
+
+def _cube_sized_left_out(dropped: np.ndarray, faint: np.ndarray, px_per_cm: float) -> list:
+    """Centres (rectified px) of the pieces of ``dropped`` (another paint than the floor's, not
+    kept for want of sharp edges) that could hold a cube: a footprint's area, at least a
+    cube's half-width thick, and outlined over most of its rim by ``faint`` edges (steeper
+    than half the bar: a cube's outline stays steep; a corner's tinted glow or a lamp's
+    coloured light fades gently), long straight runs (creases) not counting.
+
+    Why: a cube is outlined all round, so such a piece is rightly not counted (a tinted patch
+    of the print, a lamp's coloured light); but a dark cube on a dark print can lose its
+    outline under the edge bar its own dark faces raise (drawn: five black cubes on the dark
+    print, all lost, the reading sure). The reading must say so.
+    """
+    if not dropped.any():
+        return []
+    x, y, w, h = cv2.boundingRect(dropped)
+    n, labels, stats, cents = _labelled_with_stats(dropped[y:y + h, x:x + w])
+    out = []
+    near = None
+    for i in range(1, n):
+        if stats[i, 4] < px_per_cm * px_per_cm:
+            continue
+        piece = (labels == i).astype(np.uint8)
+        framed = cv2.copyMakeBorder(piece, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+        if cv2.distanceTransform(framed, cv2.DIST_L2, 3).max() < 0.5 * px_per_cm:
+            continue
+        rim = piece ^ cv2.erode(piece, np.ones((3, 3), np.uint8))
+        if near is None:
+            # long straight runs are creases and shadows' edges, never one cube's outline
+            f = faint & (_straight(faint, px_per_cm) ^ 1)
+            near = cv2.dilate(f[y:y + h, x:x + w], np.ones((5, 5), np.uint8))
+        if np.count_nonzero(rim & near) >= 0.5 * np.count_nonzero(rim):
+            out.append((float(cents[i][0] + x), float(cents[i][1] + y)))
+    return out
 
 
 def _dark_left_out(dropped: np.ndarray, neutral: np.ndarray, px_per_cm: float) -> list:
