@@ -228,17 +228,12 @@ def measure_cubes(
     # sharp edges, whatever the floor model: cubes outlined all round, and their top faces
     outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box)
     doubts: list = []
-    unedged: list = []
     notes: list[str] = []
     strong, weak = cube_masks(
         rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None,
         outlines=outlines, beyond=tuple(k for k in range(4) if k != view.hidden),
-        doubts=doubts, unedged=unedged,
+        doubts=doubts,
     )
-    for fx, fy in unedged:
-        x, y = view.rect_to_image(np.array([[fx, fy]]))[0]
-        notes.append(f"something unlike the floor near ({x:.0f}, {y:.0f}) has no cube's sharp "
-                     "outline and was not counted: a cube against a print of nearly its light?")
     for fx, fy in doubts:
         x, y = view.rect_to_image(np.array([[fx, fy]]))[0]
         notes.append(f"a dark patch near ({x:.0f}, {y:.0f}) was taken for shadow: a black cube "

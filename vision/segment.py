@@ -246,7 +246,6 @@ def cube_masks(
     outlines: Outlines | None = None,
     beyond: tuple[int, ...] = (0, 1, 2, 3),
     doubts: list | None = None,
-    unedged: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
@@ -327,35 +326,34 @@ def cube_masks(
                            beyond, shade, paints)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
     strong |= _wholly_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, shade)
-    if unedged is not None:
-        # (on the floor proper: not the creases along the sides, as for ``edge``, nor the
-        # walls, whose light no floor estimate knows)
-        inner = np.zeros_like(strong)
-        inner[y0 + r: y1 - r, x0 + r: x1 - r] = 1
-        # darker than the floor estimate: a face's noise, steep in log terms, is what raises
-        # the bar over its own outline (a glare's grey light brightens, and is no cube)
-        unedged += _cube_sized_left_out(found & (coloured & (m < 0)) & (strong ^ 1) & inner,
-                                        outlines.faint_edges() & inner, px_per_cm)
+    # (on the floor proper: not the creases along the sides, as for ``edge``, nor the walls,
+    # whose light no floor estimate knows; darker than the floor estimate: a face's noise,
+    # steep in log terms, is what raises the bar over its own outline, and a glare's grey
+    # light brightens)
+    inner = np.zeros_like(strong)
+    inner[y0 + r: y1 - r, x0 + r: x1 - r] = 1
+    strong |= _faintly_outlined(found & (coloured & (m < 0)) & (strong ^ 1) & inner,
+                                outlines.faint_edges() & inner, px_per_cm)
     return strong, np.zeros_like(strong)
 
 
-def _cube_sized_left_out(dropped: np.ndarray, faint: np.ndarray, px_per_cm: float) -> list:
-    """Centres (rectified px) of the pieces of ``dropped`` (another paint than the floor's, not
-    kept for want of sharp edges) that could hold a cube: a footprint's area, at least a
-    cube's half-width thick, and outlined over most of its rim by ``faint`` edges (steeper
-    than half the bar: a cube's outline stays steep; a corner's tinted glow or a lamp's
-    coloured light fades gently), long straight runs (creases) not counting.
+def _faintly_outlined(dropped: np.ndarray, faint: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """The pieces of ``dropped`` (another paint than the floor's, darker, not kept for want of
+    sharp edges) that could be a cube (uint8): a footprint's area, at least a cube's
+    half-width thick, and outlined over most of their rim by ``faint`` edges (steeper than
+    half the edge bar: a cube's outline stays steep; a corner's tinted glow or a lamp's
+    coloured light fades gently), long straight runs (creases, shadows' edges) not counting.
 
-    Why: a cube is outlined all round, so such a piece is rightly not counted (a tinted patch
-    of the print, a lamp's coloured light); but a dark cube on a dark print can lose its
-    outline under the edge bar its own dark faces raise (drawn: five black cubes on the dark
-    print, all lost, the reading sure). The reading must say so.
+    Why: a cube is outlined all round, but on a dark print the darkest lightness band's edge
+    bar is set by the dark cubes' own faces, whose noise is steep in log terms, and can rise
+    above their outlines (drawn: five black cubes on the dark print, all lost, the reading
+    sure). Their colour change and their outline, if fainter than the bar, still say cube.
     """
+    out = np.zeros_like(dropped)
     if not dropped.any():
-        return []
+        return out
     x, y, w, h = cv2.boundingRect(dropped)
-    n, labels, stats, cents = _labelled_with_stats(dropped[y:y + h, x:x + w])
-    out = []
+    n, labels, stats, _ = _labelled_with_stats(dropped[y:y + h, x:x + w])
     near = None
     for i in range(1, n):
         if stats[i, 4] < px_per_cm * px_per_cm:
@@ -366,11 +364,10 @@ def _cube_sized_left_out(dropped: np.ndarray, faint: np.ndarray, px_per_cm: floa
             continue
         rim = piece ^ cv2.erode(piece, np.ones((3, 3), np.uint8))
         if near is None:
-            # long straight runs are creases and shadows' edges, never one cube's outline
             f = faint & (_straight(faint, px_per_cm) ^ 1)
             near = cv2.dilate(f[y:y + h, x:x + w], np.ones((5, 5), np.uint8))
         if np.count_nonzero(rim & near) >= 0.5 * np.count_nonzero(rim):
-            out.append((float(cents[i][0] + x), float(cents[i][1] + y)))
+            out[y:y + h, x:x + w] |= piece
     return out
 
 
