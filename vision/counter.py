@@ -250,7 +250,10 @@ def measure_cubes(
         loose = _loose_outlines(edges, strong, view)
         painted = _painted_like_floor(loose, rect_lin, bg_lin, view)
         strong = strong | painted
-        notes += _painted_beside_cubes(edges, strong, rect_lin, bg_lin, view)
+        beside, said = _painted_beside_cubes(edges, strong, rect_lin, bg_lin, view, painted)
+        painted = painted | beside
+        strong = strong | beside
+        notes += said
     tops = outlines.top_faces()
     if judge_mouth and reference is None:
         # the mouth's own top faces: each a cube for the mouth's cube models (``mouth_tops``)
@@ -565,25 +568,78 @@ def _counts_agree(mask: np.ndarray, est: float, n: int, faces_n: int, px_per_cm:
 
 
 def _painted_beside_cubes(edges: np.ndarray, strong: np.ndarray, rect_lin: np.ndarray,
-                          bg_lin: np.ndarray, view: TrayView) -> list[str]:
-    """A note for each L of edges within a shadow's reach of a cube (but clear of its outline,
-    ``BESIDE_CM``) that passes as a cube painted like the floor (``_painted_like_floor``).
+                          bg_lin: np.ndarray, view: TrayView, painted: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, list[str]]:
+    """The Ls of edges within a shadow's reach of a cube (but clear of its outline,
+    ``BESIDE_CM``) that pass as a cube painted like the floor (``_painted_like_floor``): a mask
+    of those counted, and a note for each one that is not.
 
-    Why: such a cube standing beside another (a white beside a blue on a pale print) is not
-    counted: a lamp's hard shadow of the other cube lies there and passes the same tests (s002's
-    point lamp: three shadows read as black cubes when counted). The reading says so instead
-    of being sure."""
+    Why: such a cube standing beside another (a white beside a blue on a pale print) may be
+    the other cube's hard shadow from a lamp, which passes the same tests (s002's point lamp:
+    three shadows read as black cubes when counted). But a cast shadow starts at its caster's
+    base and runs on unbroken from it, so floor in the floor's own light between the L and
+    every cube near it (``_lit_between``) says the L is no cube's shadow: it is counted (and
+    flagged, as every such cube is). Not beside a cube itself found from its L (``painted``):
+    its top lies in the floor's light too, and a second piece there is likelier that cube's
+    L broken in two than another cube. Otherwise the reading says so instead of being sure."""
     near = _loose_outlines(edges, strong, view, BESIDE_CM)
+    counted = np.zeros_like(strong)
     if not near:
-        return []
-    _painted_like_floor(near, rect_lin, bg_lin, view)
+        return counted, []
     notes = []
     for piece in near:
-        if piece["counted"]:
-            x, y = view.rect_to_image(np.array([piece["centre"]]))[0]
-            notes.append(f"an outline near ({x:.0f}, {y:.0f}) beside a cube was not counted: a "
-                         "cube painted like the floor, or a shadow?")
-    return notes
+        mask = _painted_like_floor([piece], rect_lin, bg_lin, view)
+        if not piece["counted"]:
+            continue
+        if _lit_between(piece["contour"], strong, rect_lin, bg_lin, view.px_per_cm, painted):
+            counted |= mask
+            continue
+        x, y = view.rect_to_image(np.array([piece["centre"]]))[0]
+        notes.append(f"an outline near ({x:.0f}, {y:.0f}) beside a cube was not counted: a "
+                     "cube painted like the floor, or a shadow?")
+    return counted, notes
+
+
+def _lit_between(contour: np.ndarray, strong: np.ndarray, rect_lin: np.ndarray,
+                 bg_lin: np.ndarray, px_per_cm: float, painted: np.ndarray | None = None
+                 ) -> bool:
+    """Whether, between an L of edges (its outer contour, rectified px) and each cube piece of
+    ``strong`` within ``SHADOW_MAX_CM`` of it, the floor on the shortest line joining them is
+    mostly in the floor's own light (not darker than the floor estimate by ``PAINTED_STEP``).
+
+    Why: a shadow only darkens, and a cube's cast shadow is one patch from the cube's base to
+    its tip: the line from the cube to any part of its shadow stays in shadow. Lit floor on
+    that line for every cube near the L means no cube nearby cast it. The line's ends are
+    left out (the edges' blur and the cube's halo, ``HALO_PX``); a gap too short to show
+    floor proves nothing (False), and so does a cube near it found from its own L (a piece of
+    ``painted``: False)."""
+    reach = round(SHADOW_MAX_CM * px_per_cm)
+    bx, by, bw, bh = cv2.boundingRect(contour)
+    H, W = strong.shape
+    x0, y0 = max(bx - reach, 0), max(by - reach, 0)
+    x1, y1 = min(bx + bw + reach, W), min(by + bh + reach, H)
+    n, labels = cv2.connectedComponents(strong[y0:y1, x0:x1], connectivity=8)
+    pts = contour.reshape(-1, 2)[::2].astype(np.float32)
+    weights = np.array([0.0722, 0.7152, 0.2126], np.float32)
+    for k in range(1, n):
+        ys, xs = np.nonzero(labels == k)
+        if painted is not None and painted[ys + y0, xs + x0].any():
+            return False
+        cube = np.stack([xs + x0, ys + y0], axis=1).astype(np.float32)[::3]
+        d = np.hypot(pts[:, None, 0] - cube[None, :, 0], pts[:, None, 1] - cube[None, :, 1])
+        i, j = np.unravel_index(np.argmin(d), d.shape)
+        if d[i, j] > reach:
+            continue
+        steps = int(d[i, j])
+        t = np.arange(HALO_PX + 1, steps - HALO_PX) / max(steps, 1)
+        if len(t) < 2:
+            return False
+        line = pts[i] + t[:, None] * (cube[j] - pts[i])
+        lx, ly = np.round(line[:, 0]).astype(int), np.round(line[:, 1]).astype(int)
+        ratio = np.log((rect_lin[ly, lx] @ weights + 1e-4) / (bg_lin[ly, lx] @ weights + 1e-4))
+        if np.median(ratio) < -PAINTED_STEP:
+            return False
+    return True
 
 
 def _loose_outlines(edges: np.ndarray, strong: np.ndarray, view: TrayView,

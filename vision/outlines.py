@@ -227,6 +227,7 @@ class Outlines:
         keep = _present(labels[hi > 0], n)
         keep[0] = False
         self.edge = keep[labels].astype(np.uint8)
+        self.faint = lo  # steeper than half the bar: what hysteresis would continue
         self.closed = cv2.morphologyEx(self.edge, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         # (labels and areas only: OpenCV's statistics cost twice the labelling)
         n, self.labels, self.area = _components(1 - self.closed, connectivity=4)
@@ -318,6 +319,11 @@ class Outlines:
     def edges(self) -> np.ndarray:
         """The sharp edges (uint8, rectified view)."""
         return self._full(self.edge)
+
+    def faint_edges(self) -> np.ndarray:
+        """Changes steeper than half the edge bar (uint8, rectified view): the level down to
+        which a sharp edge is continued."""
+        return self._full(self.faint)
 
     def solid(self) -> np.ndarray:
         """Things found by their outlines alone: enclosed pieces the size of a cube's faces

@@ -304,6 +304,7 @@ def cube_masks(
     _add_pieces(strong, neutral, SHADOW_CM2 * cube_px)
     # Things outlined all round join, whether the floor estimate missed them (a cube painted
     # like the print, or beside a darker one it found) or not.
+    found = strong
     strong = _edged_or_other(strong, edge, rect_lin, px_per_cm)
     # What the floor estimate adds beyond the outlined things must be edged on its own, long
     # straight edges (a lamp's or the tower's shadow, longer than two cubes) not counting: the
@@ -325,7 +326,49 @@ def cube_masks(
                            beyond, shade, paints)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
     strong |= _wholly_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, shade)
+    # (on the floor proper: not the creases along the sides, as for ``edge``, nor the walls,
+    # whose light no floor estimate knows; darker than the floor estimate: a face's noise,
+    # steep in log terms, is what raises the bar over its own outline, and a glare's grey
+    # light brightens)
+    inner = np.zeros_like(strong)
+    inner[y0 + r: y1 - r, x0 + r: x1 - r] = 1
+    strong |= _faintly_outlined(found & (coloured & (m < 0)) & (strong ^ 1) & inner,
+                                outlines.faint_edges() & inner, px_per_cm)
     return strong, np.zeros_like(strong)
+
+
+def _faintly_outlined(dropped: np.ndarray, faint: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """The pieces of ``dropped`` (another paint than the floor's, darker, not kept for want of
+    sharp edges) that could be a cube (uint8): a footprint's area, at least a cube's
+    half-width thick, and outlined over most of their rim by ``faint`` edges (steeper than
+    half the edge bar: a cube's outline stays steep; a corner's tinted glow or a lamp's
+    coloured light fades gently), long straight runs (creases, shadows' edges) not counting.
+
+    Why: a cube is outlined all round, but on a dark print the darkest lightness band's edge
+    bar is set by the dark cubes' own faces, whose noise is steep in log terms, and can rise
+    above their outlines (drawn: five black cubes on the dark print, all lost, the reading
+    sure). Their colour change and their outline, if fainter than the bar, still say cube.
+    """
+    out = np.zeros_like(dropped)
+    if not dropped.any():
+        return out
+    x, y, w, h = cv2.boundingRect(dropped)
+    n, labels, stats, _ = _labelled_with_stats(dropped[y:y + h, x:x + w])
+    near = None
+    for i in range(1, n):
+        if stats[i, 4] < px_per_cm * px_per_cm:
+            continue
+        piece = (labels == i).astype(np.uint8)
+        framed = cv2.copyMakeBorder(piece, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+        if cv2.distanceTransform(framed, cv2.DIST_L2, 3).max() < 0.5 * px_per_cm:
+            continue
+        rim = piece ^ cv2.erode(piece, np.ones((3, 3), np.uint8))
+        if near is None:
+            f = faint & (_straight(faint, px_per_cm) ^ 1)
+            near = cv2.dilate(f[y:y + h, x:x + w], np.ones((5, 5), np.uint8))
+        if np.count_nonzero(rim & near) >= 0.5 * np.count_nonzero(rim):
+            out[y:y + h, x:x + w] |= piece
+    return out
 
 
 def _dark_left_out(dropped: np.ndarray, neutral: np.ndarray, px_per_cm: float) -> list:

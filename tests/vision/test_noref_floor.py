@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import synth
 
 from vision.colours import to_linear
+from vision.counter import count_cubes
 from vision.segment import cube_masks
 
 PX = 20  # px per cm, as in the counter
@@ -183,3 +185,44 @@ def test_a_dropped_dark_piece_a_cube_could_hide_in_is_reported_not_a_speck_or_a_
     assert len(found) == 1
     assert abs(found[0][0] - 129.5) < 1 and abs(found[0][1] - 114.5) < 1
     assert _dark_left_out(dropped, np.zeros_like(dropped), PX) == []
+
+
+def test_a_cube_sized_patch_of_other_paint_with_a_faint_outline_is_kept():
+    """``segment._faintly_outlined``: a darker patch of another paint than the floor, dropped
+    for want of sharp edges, is a cube when it could hold one and steep (if faint) changes
+    outline most of its rim (a black cube on a dark print whose own dark faces raised the
+    edge bar above its outline); not a soft glow, nor a piece bounded by long straight
+    creases, nor what is too small or too thin for a cube."""
+    from vision.segment import _faintly_outlined
+
+    dropped = np.zeros((200, 300), np.uint8)
+    faint = np.zeros_like(dropped)
+    dropped[40:62, 40:62] = 1  # a cube, outlined all round by faint edges
+    cv2.rectangle(faint, (39, 39), (62, 62), 1, 1)
+    dropped[40:70, 150:180] = 1  # a glow: no steep change round it
+    kept = _faintly_outlined(dropped, faint, PX)
+    assert kept[40:62, 40:62].all() and not kept[40:70, 150:180].any()
+    # a piece along two long straight creases (a floor's corner), soft on its third side
+    dropped[:] = 0
+    faint[:] = 0
+    cv2.fillPoly(dropped, [np.array([[200, 100], [200, 180], [280, 180]], np.int32)], 1)
+    cv2.line(faint, (199, 20), (199, 181), 1, 1)
+    cv2.line(faint, (120, 181), (290, 181), 1, 1)
+    assert not _faintly_outlined(dropped, faint, PX).any()
+    # too small or too thin for a cube
+    dropped[:] = 0
+    dropped[40:55, 40:55] = 1
+    dropped[100:106, 100:180] = 1
+    faint = cv2.dilate(dropped, np.ones((3, 3), np.uint8)) ^ dropped
+    assert not _faintly_outlined(dropped, faint, PX).any()
+
+
+def test_black_cubes_on_a_dark_print_are_counted():
+    """Drawn seed 1, scene 173: five black cubes on the dark print, a black table, glare. Their
+    dark faces set the darkest band's edge bar above their own outlines: none was counted,
+    the reading sure. Their colour change and faint outlines count them."""
+    import bench_drawn
+
+    case = bench_drawn.draw_case(1, 173)
+    img, truth = synth.render(case.scene)
+    assert count_cubes(img).counts == synth.counts(truth)

@@ -91,3 +91,40 @@ def test_a_white_cube_beside_another_on_a_pale_print_leaves_the_reading_unsure()
         assert reading.uncertain and any("beside a cube" in w for w in reading.warnings)
     img, _ = synth.render(synth.Scene(cubes=[("blue", 8.0, 5.0, 0)], print_rgb=PALE))
     assert not any("beside a cube" in w for w in count_cubes(img).warnings)
+
+
+def test_a_white_cube_with_lit_floor_between_it_and_its_neighbour_is_counted():
+    """An L within a shadow's reach of another cube but with floor in the floor's own light
+    between them is no shadow of that cube (a cast shadow runs unbroken from its caster's
+    base, ``counter._lit_between``): the white cube is counted, and flagged as every cube
+    found from its sides alone is."""
+    for oblique in (False, True):
+        scene = synth.Scene(cubes=[("blue", 8.0, 5.0, 0), ("white", 9.8, 5.0, 10)],
+                            print_rgb=PALE, oblique=oblique)
+        img, _ = synth.render(scene)
+        reading = count_cubes(img)
+        assert reading.counts["white"] == 1 and reading.total == 2, reading.warnings
+        assert any("sides and shadow" in w for w in reading.warnings)
+
+
+def test_the_floor_between_a_cube_and_its_shadow_is_dark():
+    """``counter._lit_between`` on a drawn patch: a cube piece and an L 0.8 cm apart. Lit floor
+    between them: True; a shadow's band joining them (darker than the floor): False."""
+    from vision.counter import _lit_between
+
+    ppc = 20.0
+    strong = np.zeros((120, 160), np.uint8)
+    strong[40:60, 30:50] = 1  # the cube
+    lin = np.full((120, 160, 3), 0.6, np.float32)
+    bg = lin.copy()
+    piece = np.zeros_like(strong)
+    piece[40:60, 66:86] = 1  # the L's box, 16 px (0.8 cm) right of the cube
+    contour = cv2.findContours(piece, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][0]
+    assert _lit_between(contour, strong, lin, bg, ppc)
+    # beside a cube itself found from its L: likelier that L broken in two than another cube
+    assert not _lit_between(contour, strong, lin, bg, ppc, painted=strong)
+    lin[42:58, 50:66] *= 0.5  # the cube's shadow running on to the L
+    assert not _lit_between(contour, strong, lin, bg, ppc)
+    far = np.zeros_like(strong)
+    far[40:60, 30:50] = 0
+    assert _lit_between(contour, far, lin, bg, ppc)  # no cube near: nothing cast it
