@@ -60,11 +60,12 @@ PAINTED_STEP = 0.1
 # less than BETWEEN_SD spreads further away than its own.
 FAR_SD = 4.0
 BETWEEN_SD = 1.0
-# White paint is the palest thing in the tray: in one light (a glare adds the same to cube and
-# floor) a white cube reads no darker than the floor beside it. A cube named white that reads
-# darker than its floor in every channel, beside a floor lit above the frame's usual one, got
-# its name from the fitted light, not from its own light: a darker cube under a glare reads so
-# too. Its ``ratio`` is cube / floor scaled by FLOOR_ALBEDO, so "darker" is a ratio under it.
+# White paint is the palest thing in the tray: it reflects at least as much of every colour of
+# light as any print, so in one light (a glare adds the same to cube and floor) a white cube
+# reads no darker than the floor beside it in any channel. A cube named white that reads darker
+# than its floor in a channel, beside a floor lit above the frame's usual one, got its name from
+# the fitted light, not from its own light: a darker cube under a glare reads so too. Its
+# ``ratio`` is cube / floor scaled by FLOOR_ALBEDO, so "darker" is a ratio under it.
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
@@ -404,12 +405,12 @@ DIM_WHITE_WORDS = ("a cube near {at} is named white but reads darker than the fl
 
 
 def _darker_than_floor(c: dict) -> bool:
-    """Whether a cube reads darker than the floor beside it in every channel, that floor lit
+    """Whether a cube reads darker than the floor beside it in some channel, that floor lit
     above the frame's usual one (``floor_excess``: a glare only brightens). No white cube
     does in the floor's own light; a darker paint with a glare on it does."""
     ratio = c.get("ratio")
     lit = c.get("floor_excess", 0.0) > 0.0
-    return lit and ratio is not None and bool(np.max(ratio) < FLOOR_ALBEDO)
+    return lit and ratio is not None and bool(np.min(ratio) < FLOOR_ALBEDO)
 
 
 def _unsure_words(c: dict, k: int, x: float, y: float, shadow: bool, light: bool, far: bool,
