@@ -639,6 +639,7 @@ class ColourModel:
             c["lab"], c["p"], c["d"], c["gains"] = labs[0, i], p[i], near[i], gains
             c["veil"], c["contrast"] = veil, contrast
             c["light_unsure"] = bool(hinges[i])
+            c["floor_excess"] = float(excess[i])
             if int((low[i] & high[i]).sum()) >= 2 and "xy" in c and _left_open(near[i]):
                 x, y = c["xy"]
                 warnings.append(f"the light is clipped on a cube near ({x:.0f}, {y:.0f}) and "

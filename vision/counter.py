@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.calibration import Calibration
-from vision.colours import ColourModel, cube_colour, to_linear
+from vision.colours import FLOOR_ALBEDO, ColourModel, cube_colour, to_linear
 from vision.cubefit import HALO_PX, MOUTH_VIEW_CM, fitted, mouth_fit, on_one_side, widened
 from vision.errors import VisionError
 from vision.mouth import mouth_floor, mouth_tops
@@ -60,6 +60,12 @@ PAINTED_STEP = 0.1
 # less than BETWEEN_SD spreads further away than its own.
 FAR_SD = 4.0
 BETWEEN_SD = 1.0
+# White paint is the palest thing in the tray: it reflects at least as much of every colour of
+# light as any print, so in one light (a glare adds the same to cube and floor) a white cube
+# reads no darker than the floor beside it in any channel. A cube named white that reads darker
+# than its floor in a channel, beside a floor lit above the frame's usual one, got its name from
+# the fitted light, not from its own light: a darker cube under a glare reads so too. Its
+# ``ratio`` is cube / floor scaled by FLOOR_ALBEDO, so "darker" is a ratio under it.
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
@@ -363,12 +369,16 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         shadow = COLOURS[k] == "black" and c.get("bare", False)
         # the name changes within the light the uneven floor behind it leaves open
         light = c.get("light_unsure", False)
+        dim = COLOURS[k] == "white" and _darker_than_floor(c)
         if c["ambiguous"] or far or between or shadow or light:
             conf *= 0.6
         x, y = c["xy"]
         unsure = conf < UNSURE_BELOW or c["ambiguous"] or far or between or shadow or light
         if unsure:
             warnings.append(_unsure_words(c, k, x, y, shadow, light, far, between))
+        elif dim:  # the name itself stays, and so does its confidence: only a doubt said
+            unsure = True
+            warnings.append(DIM_WHITE_WORDS.format(at=f"({x:.0f}, {y:.0f})"))
         out.append(Cube(COLOURS[k], x, y, round(conf, 3), unsure))
     corners = tuple((float(x), float(y)) for x, y in view.corners)
     return TrayReading(tuple(out), tuple(warnings), corners)
@@ -388,6 +398,19 @@ WHY_WORDS = {
     "painted": "a cube near {at} shows only its sides and shadow: a {colour} cube painted like "
                "the floor, or a mark on the print?",
 }
+
+
+DIM_WHITE_WORDS = ("a cube near {at} is named white but reads darker than the floor beside it: "
+                   "a white cube, or a darker one under a glare?")
+
+
+def _darker_than_floor(c: dict) -> bool:
+    """Whether a cube reads darker than the floor beside it in some channel, that floor lit
+    above the frame's usual one (``floor_excess``: a glare only brightens). No white cube
+    does in the floor's own light; a darker paint with a glare on it does."""
+    ratio = c.get("ratio")
+    lit = c.get("floor_excess", 0.0) > 0.0
+    return lit and ratio is not None and bool(np.min(ratio) < FLOOR_ALBEDO)
 
 
 def _unsure_words(c: dict, k: int, x: float, y: float, shadow: bool, light: bool, far: bool,
