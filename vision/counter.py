@@ -66,6 +66,12 @@ BETWEEN_SD = 1.0
 # than its floor in a channel, beside a floor lit above the frame's usual one, got its name from
 # the fitted light, not from its own light: a darker cube under a glare reads so too. Its
 # ``ratio`` is cube / floor scaled by FLOOR_ALBEDO, so "darker" is a ratio under it.
+# A piece named white that reads as its floor within FLOOR_LIKE in every channel (ratio over
+# FLOOR_ALBEDO within 1 +- FLOOR_LIKE: sensor noise, JPEG and the floor's gentle gradient) has
+# nothing of its own to tell it from that floor: a white cube on a print as pale as it, or a
+# piece of bare floor cut off between a cube and a wall. It is named so, but said unsure: only
+# without the reference, as with it bare floor matches the empty tray's and is not found.
+FLOOR_LIKE = 0.1
 # A lone cube's footprint on the floor plane, in cm^2, before measuring the frame's own cubes:
 # the 1 cm^2 top plus the side faces a camera 20-30 cm up sees, roughly.
 SINGLE_CUBE_CM2 = 1.5
@@ -379,6 +385,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration=None) -> Tray
         elif dim:  # the name itself stays, and so does its confidence: only a doubt said
             unsure = True
             warnings.append(DIM_WHITE_WORDS.format(at=f"({x:.0f}, {y:.0f})"))
+        elif reference is None and COLOURS[k] == "white" and _reads_as_floor(c):  # likewise
+            unsure = True
+            warnings.append(FLOOR_WHITE_WORDS.format(at=f"({x:.0f}, {y:.0f})"))
         out.append(Cube(COLOURS[k], x, y, round(conf, 3), unsure))
     corners = tuple((float(x), float(y)) for x, y in view.corners)
     return TrayReading(tuple(out), tuple(warnings), corners)
@@ -402,6 +411,22 @@ WHY_WORDS = {
 
 DIM_WHITE_WORDS = ("a cube near {at} is named white but reads darker than the floor beside it: "
                    "a white cube, or a darker one under a glare?")
+
+
+FLOOR_WHITE_WORDS = ("a cube near {at} is named white but reads just like the floor beside it: "
+                     "a white cube, or a piece of bare floor?")
+
+
+def _reads_as_floor(c: dict) -> bool:
+    """Whether a piece reads as the floor beside it in every channel (``ratio`` is cube / floor
+    scaled by FLOOR_ALBEDO). Then nothing of its own tells it from that floor: a white cube on
+    a print as pale as white, or bare floor left between a cube and a wall or another cube's
+    outline, read so alike, and only the first is a cube."""
+    ratio = c.get("ratio")
+    if ratio is None:
+        return False
+    rel = np.asarray(ratio, np.float64) / FLOOR_ALBEDO
+    return bool(np.all(np.abs(rel - 1.0) < FLOOR_LIKE))
 
 
 def _darker_than_floor(c: dict) -> bool:
