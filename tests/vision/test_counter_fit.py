@@ -9,18 +9,10 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import synth
+from flat_blobs import PPC, blob_of, flat_view
 
 from vision.counter import count_cubes
 from vision.cubefit import _fit_cubes, fitted
-from vision.segment import Blob
-from vision.tray import view_from_corners
-
-PPC = 20.0
-
-
-def _view():
-    corners = [(100, 100), (420, 100), (420, 300), (100, 300)]  # 16 x 10 cm at 20 px/cm
-    return view_from_corners(corners, px_per_cm=PPC)
 
 
 def _mask(view, *boxes):
@@ -32,13 +24,6 @@ def _mask(view, *boxes):
     return m
 
 
-def _blob(mask):
-    ys, xs = np.nonzero(mask)
-    x0, y0 = int(xs.min()), int(ys.min())
-    return Blob(mask=mask, area=float(mask.sum()), centroid=(float(xs.mean()), float(ys.mean())),
-                bbox=(x0, y0, int(xs.max()) - x0 + 1, int(ys.max()) - y0 + 1))
-
-
 def _fit(view, mask, faces=()):
     return _fit_cubes(mask, (0, 0), view, np.array(faces, np.float64).reshape(-1, 2))
 
@@ -47,7 +32,7 @@ CUBE = 23  # px: the 1 cm base plus the halo on both sides
 
 
 def test_a_shadow_remnant_is_no_cube_but_a_half_hidden_cube_is():
-    view = _view()
+    view = flat_view()
     # a cube and a strip of its shadow a fifth of a cube wide beside it
     shadow = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 128, 100 + CUBE))
     centres, miss, _ = _fit(view, shadow)
@@ -59,7 +44,7 @@ def test_a_shadow_remnant_is_no_cube_but_a_half_hidden_cube_is():
 
 
 def test_a_cube_cut_by_the_views_edge_is_judged_by_what_the_view_shows():
-    view = _view()
+    view = flat_view()
     # a strip 9 px deep (0.4 of a cube) at the view's top edge: the rest of that cube lies
     # beyond the view, so what the view shows of it is all blob
     strip = (120, 0, 120 + CUBE, 9)
@@ -72,7 +57,7 @@ def test_a_cube_cut_by_the_views_edge_is_judged_by_what_the_view_shows():
 
 
 def test_top_faces_place_their_cubes():
-    view = _view()
+    view = flat_view()
     pair = _mask(view, (150, 120, 150 + 2 * CUBE, 120 + CUBE))  # two cubes side by side
     faces = [(161.5, 131.5), (184.5, 131.5)]
     centres, _, _ = _fit(view, pair, faces)
@@ -82,15 +67,15 @@ def test_top_faces_place_their_cubes():
 
 
 def test_the_fit_is_heard_only_when_decisive():
-    view = _view()
+    view = flat_view()
     area = float(CUBE * CUBE)
     clear = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 128, 100 + CUBE))
-    b = _blob(clear)
+    b = blob_of(clear)
     fit = fitted(b, (0, 0), view, None, b.centroid, area)
     assert fit is not None and len(fit) == 1
     # a remnant of 0.45 of a cube: near the bar, so the fit says nothing
     near = _mask(view, (100, 100, 100 + CUBE, 100 + CUBE), (123, 100, 133, 100 + CUBE))
-    b = _blob(near)
+    b = blob_of(near)
     assert fitted(b, (0, 0), view, None, b.centroid, area) is None
 
 

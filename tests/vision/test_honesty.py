@@ -10,6 +10,7 @@ import bench_drawn
 import numpy as np
 import pytest
 import synth
+from flat_blobs import PPC, blob_of, flat_view
 
 from vision.colours import FLOOR_ALBEDO
 from vision.counter import (
@@ -19,22 +20,6 @@ from vision.counter import (
     _reads_as_floor,
     count_cubes,
 )
-from vision.segment import Blob
-from vision.tray import view_from_corners
-
-PPC = 20.0
-
-
-def _view():
-    corners = [(100, 100), (420, 100), (420, 300), (100, 300)]  # 16 x 10 cm at 20 px/cm
-    return view_from_corners(corners, px_per_cm=PPC)
-
-
-def _blob(mask):
-    ys, xs = np.nonzero(mask)
-    x0, y0 = int(xs.min()), int(ys.min())
-    return Blob(mask=mask, area=float(mask.sum()), centroid=(float(xs.mean()), float(ys.mean())),
-                bbox=(x0, y0, int(xs.max()) - x0 + 1, int(ys.max()) - y0 + 1))
 
 
 def _scene(view, boxes):
@@ -46,7 +31,7 @@ def _scene(view, boxes):
         mask[y0:y1, x0:x1] = True
     rect = np.full((h, w, 3), 0.5, np.float32)
     rect[mask] = 0.08
-    return _blob(mask), rect, np.full((h, w, 3), 0.5, np.float32)
+    return blob_of(mask), rect, np.full((h, w, 3), 0.5, np.float32)
 
 
 def _row(view, n, side=24, gap=2, y0=150):
@@ -63,7 +48,7 @@ def test_a_cluster_whose_faces_area_and_cores_agree_is_not_flagged():
     2.6 cubes' worth (they hide each other's sides); the cube models are not decisive (their
     squares leave much of each footprint), but the faces, the area (its cores choose between 2
     and 3) and the cores all say 3: the blob is not "could not be split"."""
-    view = _view()
+    view = flat_view()
     boxes, faces = _row(view, 3, side=30)
     b, rect, floor = _scene(view, boxes)
     cubes = _cubes_in(b, b.area / 2.6, rect, floor, view, faces)
@@ -74,7 +59,7 @@ def test_a_cluster_whose_faces_area_and_cores_agree_is_not_flagged():
 def test_a_cluster_whose_counts_disagree_stays_flagged():
     """The same three pressed together with no waist between them: the cores count one, the
     faces three; the blob is still doubted (and still counted from its faces)."""
-    view = _view()
+    view = flat_view()
     boxes, faces = _row(view, 3, side=30, gap=0)
     b, rect, floor = _scene(view, boxes)
     cubes = _cubes_in(b, b.area / 2.6, rect, floor, view, faces)
@@ -83,7 +68,7 @@ def test_a_cluster_whose_counts_disagree_stays_flagged():
 
 
 def test_counts_agree_needs_all_three():
-    view = _view()
+    view = flat_view()
     boxes, _ = _row(view, 3, side=30)
     b, _, _ = _scene(view, boxes)
     assert _counts_agree(b.mask, 2.6, 3, 3, PPC)
@@ -101,7 +86,7 @@ def test_a_lone_cube_with_a_long_shadow_and_its_own_top_face_is_not_doubted():
     """One cube and a long thin shadow: not cube-shaped, so without a top face it may be light
     the floor model missed and is flagged; with its whole top face inside it is a cube, the
     shadow spoils only the shape."""
-    view = _view()
+    view = flat_view()
     boxes = [(200, 150, 222, 172), (222, 156, 250, 166)]  # the cube, a shadow 1.4 cm long
     b, rect, floor = _scene(view, boxes)
     without = _cubes_in(b, b.area, rect, floor, view, None)

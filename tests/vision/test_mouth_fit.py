@@ -9,11 +9,11 @@ the geometry alone.
 from __future__ import annotations
 
 import numpy as np
+from flat_blobs import blob_of
 from test_tray import _look
 
 import vision.cubefit as cubefit
 from vision.cubefit import _cube_template, _CubeFit, _past_side, mouth_fit, widened
-from vision.segment import Blob
 from vision.tray import view_from_corners
 
 PPC = 20.0
@@ -38,13 +38,6 @@ def _face(view, x: float, y: float) -> tuple[float, float]:
     """Where the top face of the cube based at view (x, y) appears."""
     _, _, top = _cube_template(view, view.camera(), x, y, 45.0)
     return x + top[0], y + top[1]
-
-
-def _blob(mask):
-    ys, xs = np.nonzero(mask)
-    x0, y0 = int(xs.min()), int(ys.min())
-    return Blob(mask=mask, area=float(mask.sum()), centroid=(float(xs.mean()), float(ys.mean())),
-                bbox=(x0, y0, int(xs.max()) - x0 + 1, int(ys.max()) - y0 + 1))
 
 
 def _pair(view):
@@ -109,7 +102,7 @@ def test_a_model_whose_base_lies_beyond_the_bar_is_not_in_the_tray(monkeypatch):
     m = np.zeros((h, w), bool)
     _paint(view, m, 180.0, y0 + 0.3 * PPC)  # a cube leaning on the lip, its base inside
     m[:y0] = False
-    b = _blob(m)
+    b = blob_of(m)
     area = float(view.cube_footprint(*b.centroid))
     centres, keep = mouth_fit(b, (0, 0), view, None, b.centroid, area)
     assert len(centres) == 1 and keep.all()
@@ -153,7 +146,7 @@ def test_without_the_empty_tray_a_crumb_at_the_side_is_no_cube():
     # cubes in front), passes the share test on a twentieth of a footprint; judged over at
     # least half its footprint (FIT_JUDGED_MIN) it explains too little
     view = _view()
-    b = _blob(_crumb_scene(view))
+    b = blob_of(_crumb_scene(view))
     area = float(view.cube_footprint(*b.centroid))
     with_ref = mouth_fit(b, (0, 0), view, None, b.centroid, area)
     without = mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
@@ -167,7 +160,7 @@ def test_without_the_empty_tray_a_cube_leaning_on_the_lip_is_still_counted():
     _, y0, _, _ = view.floor_box
     m = np.zeros((h, w), bool)
     _paint(view, m, 180.0, y0 + 0.3 * PPC)  # its base inside, most of it beyond the side
-    b = _blob(m)
+    b = blob_of(m)
     area = float(view.cube_footprint(*b.centroid))
     centres, keep = mouth_fit(b, (0, 0), view, None, b.centroid, area, one_light=True)
     assert len(centres) == 1 and keep.all()
@@ -205,7 +198,7 @@ def test_a_cube_in_front_claims_what_it_shares_with_the_one_behind():
     m = _behind_and_in_front(view)
     assert _grown(view, m, claims=False) == 1
     assert _grown(view, m, claims=True) == 2
-    b = _blob(m)
+    b = blob_of(m)
     area = float(view.cube_footprint(*b.centroid))
     assert len(mouth_fit(b, (0, 0), view, None, b.centroid, area)[0]) == 2
 

@@ -8,35 +8,21 @@ no cube when it is painted like the floor around it and no brighter.
 from __future__ import annotations
 
 import numpy as np
+from flat_blobs import blob_of, flat_view
 
 from vision.counter import _bare_floor, _without
 from vision.cubefit import fitted
-from vision.segment import Blob
-from vision.tray import view_from_corners
 
-PPC = 20.0
 CUBE = 23  # px: a 1 cm base plus the halo on both sides
 
 
-def _view():
-    corners = [(100, 100), (420, 100), (420, 300), (100, 300)]  # 16 x 10 cm at 20 px/cm
-    return view_from_corners(corners, px_per_cm=PPC)
-
-
-def _blob(mask):
-    ys, xs = np.nonzero(mask)
-    x0, y0 = int(xs.min()), int(ys.min())
-    return Blob(mask=mask, area=float(mask.sum()), centroid=(float(xs.mean()), float(ys.mean())),
-                bbox=(x0, y0, int(xs.max()) - x0 + 1, int(ys.max()) - y0 + 1))
-
-
 def test_a_near_miss_said_bare_makes_the_fit_decisive():
-    view = _view()
+    view = flat_view()
     w, h = view.size
     m = np.zeros((h, w), bool)
     m[150:150 + CUBE, 150:150 + 2 * CUBE] = True  # two cubes side by side
     m[136:150, 170:198] = True  # and a piece 0.7 cm deep astride them (a shadow's band)
-    b = _blob(m)
+    b = blob_of(m)
     args = (b, (0, 0), view, None, b.centroid, float(CUBE * CUBE))
     assert fitted(*args) is None  # the near miss leaves the count open
     asked = []
@@ -55,7 +41,7 @@ def _scene(piece_bgr):
     """A tan floor (linear light) half in a lamp's shadow (darker, bluer: the ambient light),
     a cube-sized blob straddling the shadow's edge; its part in the shadow painted
     ``piece_bgr`` (None: left as the shadowed floor)."""
-    view = _view()
+    view = flat_view()
     w, h = view.size
     lin = np.empty((h, w, 3), np.float32)
     lin[:] = (0.20, 0.35, 0.55)  # lit floor, BGR
@@ -79,7 +65,7 @@ def test_a_painted_or_brighter_piece_is_no_bare_floor():
 
 
 def test_a_top_face_in_the_piece_is_a_cube():
-    view = _view()
+    view = flat_view()
     w, h = view.size
     lin = np.full((h, w, 3), 0.3, np.float32)
     blob = np.zeros((h, w), bool)
