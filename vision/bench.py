@@ -132,6 +132,17 @@ class Tally:
         return rows
 
 
+def _timed_count(img, ref, calibration=None):
+    """(reading or None, wall ms, cpu ms, error or None): a frame the counter refuses scores as
+    failed rather than stopping the bench."""
+    t0, c0 = time.perf_counter(), time.thread_time()
+    try:
+        reading, error = count_cubes(img, ref, calibration=calibration), None
+    except VisionError as exc:
+        reading, error = None, exc
+    return reading, 1000 * (time.perf_counter() - t0), 1000 * (time.thread_time() - c0), error
+
+
 def calibrated_lines(folder: Path, labels: list[dict]) -> list[str]:
     """Extra figure: each session calibrated from its first drop, as the players would confirm
     it ("that drop held ..."), then its other drops read with the empty tray and that
@@ -162,12 +173,7 @@ def calibrated_lines(folder: Path, labels: list[dict]) -> list[str]:
             if label is first:
                 continue
             img = load_image(folder / label["file"])
-            t0, c0 = time.perf_counter(), time.thread_time()
-            try:
-                reading = count_cubes(img, ref, calibration=cal)
-            except VisionError:
-                reading = None
-            ms, cpu = 1000 * (time.perf_counter() - t0), 1000 * (time.thread_time() - c0)
+            reading, ms, cpu, _ = _timed_count(img, ref, cal)
             tally[part].add(label, reading, ms, img.shape[1], cpu)
     lines = []
     for part, t in tally.items():
@@ -190,12 +196,7 @@ def learning_lines(folder: Path, by_session: dict[str, list[dict]]) -> list[str]
             img = load_image(folder / label["file"])
             if cal is not None:
                 for tally, calibration in ((learned, cal), (plain, None)):
-                    t0, c0 = time.perf_counter(), time.thread_time()
-                    try:
-                        reading = count_cubes(img, ref, calibration=calibration)
-                    except VisionError:
-                        reading = None
-                    ms, cpu = 1000 * (time.perf_counter() - t0), 1000 * (time.thread_time() - c0)
+                    reading, ms, cpu, _ = _timed_count(img, ref, calibration)
                     tally.add(label, reading, ms, img.shape[1], cpu)
             if sum(label["counts"].values()):
                 # a drop the counter miscounts is not learned from (nor on the device)
@@ -222,16 +223,9 @@ def run(folder: Path, split: str, verbose: bool, calibrate: bool = False) -> lis
         part = "dev" if sess in DEV_SESSIONS else "holdout"
         for mode in ("ref", "noref"):
             ref = refs[sess] if mode == "ref" else None
-            t0 = time.perf_counter()
-            c0 = time.thread_time()
-            try:
-                reading = count_cubes(img, ref)
-            except VisionError as exc:
-                reading = None
-                if verbose:
-                    print(f"  {label['file']} [{mode}]: {exc}", file=sys.stderr)
-            ms = 1000 * (time.perf_counter() - t0)
-            cpu = 1000 * (time.thread_time() - c0)
+            reading, ms, cpu, error = _timed_count(img, ref)
+            if verbose and error is not None:
+                print(f"  {label['file']} [{mode}]: {error}", file=sys.stderr)
             tallies[(part, mode)].add(label, reading, ms, img.shape[1], cpu)
             if verbose and reading is not None and not _exact(reading.counts, label):
                 got = {c: v for c, v in reading.counts.items() if v}
