@@ -77,6 +77,8 @@ _RGB2XYZ = np.array(
     [[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]], np.float32
 )
 _WHITE = np.array([0.9505, 1.0, 1.089], np.float32)
+# Luminance (CIE Y) of linear light in OpenCV's B, G, R order: the middle row of _RGB2XYZ.
+LUMA_BGR = np.array([0.0722, 0.7152, 0.2126], np.float32)
 
 
 def lab_from_linear(bgr_lin: np.ndarray) -> np.ndarray:
@@ -187,7 +189,7 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
     pixels_lin = np.asarray(pixels_lin, np.float32).reshape(-1, 3)
     floor_lin = np.asarray(floor_lin, np.float32).reshape(-1, 3)
     ratio = floor_ratio(pixels_lin, floor_lin)
-    lum = ratio @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+    lum = ratio @ LUMA_BGR
     lo_q, hi_q = np.percentile(lum, [50, 85])
     top = (lum >= lo_q) & (lum <= hi_q)
     return {
@@ -203,7 +205,7 @@ def _floor_spread(floor_lin: np.ndarray) -> float:
     """How unevenly lit the floor behind a cube is: log of the 90th over the 10th percentile of
     its luminance. The camera sees past a cube's top to the floor beyond it; where a shadow edge
     runs there (a tower's mouth) that floor is not the light on the cube."""
-    lum = np.maximum(floor_lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), 1e-4)
+    lum = np.maximum(floor_lin @ LUMA_BGR, 1e-4)
     hi, lo = np.percentile(lum, [90, 10])
     return float(np.log(hi / lo))
 
@@ -501,7 +503,7 @@ class ColourModel:
         if contrasts is None:
             contrasts = np.exp(np.linspace(-CONTRAST_SPAN, CONTRAST_SPAN, CONTRAST_STEPS))
         over = _over(high, len(ratios))
-        lum = np.log(np.maximum(ratios @ np.array([0.0722, 0.7152, 0.2126], np.float32), 1e-6))
+        lum = np.log(np.maximum(ratios @ LUMA_BGR, 1e-6))
         if float(lum.max() - lum.min()) < CONTRAST_MIN_SPAN:
             contrasts = (1.0,)
         best_c, best_cost, start = 1.0, np.inf, None
@@ -848,7 +850,7 @@ def _glare_room(cubes: list[dict]) -> np.ndarray:
     if len(floors) < 2 or any(f is None for f in floors):
         return np.zeros(len(cubes))
     f = np.asarray(floors, np.float32).reshape(-1, 3)
-    lum = f @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+    lum = f @ LUMA_BGR
     room = 1.0 - float(np.median(lum)) / np.maximum(lum, 1e-4)
     return np.where((f >= CLIPPED).any(axis=1), np.clip(room, 0.0, None), 0.0)
 
@@ -891,7 +893,7 @@ def _floor_excess(cubes: list[dict]) -> np.ndarray:
     if len(floors) < 2 or any(f is None for f in floors):
         return np.zeros(len(cubes))
     f = np.asarray(floors, np.float32).reshape(-1, 3)
-    lum = f @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+    lum = f @ LUMA_BGR
     return np.clip(1.0 - float(np.median(lum)) / np.maximum(lum, 1e-4), 0.0, None)
 
 
@@ -901,7 +903,7 @@ def _glare_tint(cubes: list[dict]) -> np.ndarray:
     is the print's colour in it, the mirrored light is not. Capped at GLARE_TINT_MAX (a channel
     of the floor near black would take any glare at all as all of it)."""
     f = np.maximum(np.asarray([c["floor"] for c in cubes], np.float32).reshape(-1, 3), 1e-4)
-    lum = f @ np.array([0.0722, 0.7152, 0.2126], np.float32)
+    lum = f @ LUMA_BGR
     return np.clip(lum[:, None] / f, 0.0, GLARE_TINT_MAX)
 
 

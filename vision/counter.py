@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.calibration import Calibration
-from vision.colours import FLOOR_ALBEDO, ColourModel, cube_colour, to_linear
+from vision.colours import FLOOR_ALBEDO, LUMA_BGR, ColourModel, cube_colour, to_linear
 from vision.cubefit import HALO_PX, MOUTH_VIEW_CM, fitted, mouth_fit, on_one_side, widened
 from vision.errors import VisionError
 from vision.mouth import mouth_floor, mouth_tops
@@ -668,7 +668,6 @@ def _lit_between(contour: np.ndarray, strong: np.ndarray, rect_lin: np.ndarray,
     x1, y1 = min(bx + bw + reach, W), min(by + bh + reach, H)
     n, labels = cv2.connectedComponents(strong[y0:y1, x0:x1], connectivity=8)
     pts = contour.reshape(-1, 2)[::2].astype(np.float32)
-    weights = np.array([0.0722, 0.7152, 0.2126], np.float32)
     for k in range(1, n):
         ys, xs = np.nonzero(labels == k)
         if painted is not None and painted[ys + y0, xs + x0].any():
@@ -684,7 +683,7 @@ def _lit_between(contour: np.ndarray, strong: np.ndarray, rect_lin: np.ndarray,
             return False
         line = pts[i] + t[:, None] * (cube[j] - pts[i])
         lx, ly = np.round(line[:, 0]).astype(int), np.round(line[:, 1]).astype(int)
-        ratio = np.log((rect_lin[ly, lx] @ weights + 1e-4) / (bg_lin[ly, lx] @ weights + 1e-4))
+        ratio = np.log((rect_lin[ly, lx] @ LUMA_BGR + 1e-4) / (bg_lin[ly, lx] @ LUMA_BGR + 1e-4))
         if np.median(ratio) < -PAINTED_STEP:
             return False
     return True
@@ -741,7 +740,6 @@ def _painted_like_floor(loose: list[dict], rect_lin: np.ndarray, bg_lin: np.ndar
     """
     out = np.zeros(rect_lin.shape[:2], np.uint8)
     ppc = view.px_per_cm
-    weights = np.array([0.0722, 0.7152, 0.2126], np.float32)
     for piece in loose:
         c = piece["contour"]
         rect = cv2.minAreaRect(c)
@@ -760,8 +758,8 @@ def _painted_like_floor(loose: list[dict], rect_lin: np.ndarray, bg_lin: np.ndar
         cv2.fillPoly(m, [box - np.array([bx, by], np.int32)], 1)
         edge = np.zeros_like(m)
         cv2.drawContours(edge, [c - np.array([bx, by], np.int32)], -1, 1, -1)
-        ratio = np.log((rect_lin[by: by + bh, bx: bx + bw] @ weights + 1e-4)
-                       / (bg_lin[by: by + bh, bx: bx + bw] @ weights + 1e-4))
+        ratio = np.log((rect_lin[by: by + bh, bx: bx + bw] @ LUMA_BGR + 1e-4)
+                       / (bg_lin[by: by + bh, bx: bx + bw] @ LUMA_BGR + 1e-4))
         inside = (m > 0) & (cv2.dilate(edge, np.ones((3, 3), np.uint8)) == 0)
         if not inside.any():
             continue

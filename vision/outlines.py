@@ -13,6 +13,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from vision.colours import LUMA_BGR
+
 # Without a reference, cube outlines: a change of log light steeper than EDGE_PER_CM (per cm)
 # and EDGE_SIGMAS times the frame's typical gradient at that lightness; the pieces of floor
 # they enclose up to EDGE_FACE_CM2 (a cube's faces; the bare floor is one large piece) are
@@ -197,7 +199,7 @@ class Outlines:
         x0, y0, x1, y1 = floor_box
         lin = rect_lin[y0:y1, x0:x1]
         g = _gradient(lin)
-        lum = cv2.blur(lin @ np.array([0.0722, 0.7152, 0.2126], np.float32), (5, 5))
+        lum = cv2.blur(lin @ LUMA_BGR, (5, 5))
         bins = 6
         ls, gs = lum[::2, ::2].ravel(), g[::2, ::2].ravel()
         # the bands' cuts, and their middles (each band's typical lightness)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.colours import to_linear
+from vision.colours import LUMA_BGR, to_linear
 from vision.outlines import NOISE_FLOOR, Outlines, _bbox, _components, _log, _present, _straight
 
 # A colourless darkening to more than this share of the floor's light is shadow, not a cube.
@@ -841,7 +841,7 @@ def _noise_maps(t: np.ndarray, chroma: np.ndarray, bg_lin: np.ndarray, bins: int
     mouth, a deep shadow), so the spread is measured per band of the floor model's lightness
     (robustly: most pixels of any band are bare floor or wall) and looked up per pixel.
     """
-    lum = (bg_lin @ np.array([0.0722, 0.7152, 0.2126], np.float32))
+    lum = bg_lin @ LUMA_BGR
     ls, ts, cs = lum[::2, ::2].ravel(), t[::2, ::2].ravel(), chroma[::2, ::2].ravel()
     edges = np.quantile(ls, np.linspace(0, 1, bins + 1))
     edges[0], edges[-1] = -np.inf, np.inf
