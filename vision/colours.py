@@ -622,10 +622,10 @@ class ColourModel:
         ratios, over = toned(ratios, contrast), over**contrast
         _, labs = self.ratio_distances(ratios, gains[None], low, over, veil)
         dist = self.shaded_distances(ratios, gains, low, over, veil)
-        glare = _glare_room(cubes)
+        excess = _floor_excess(cubes)
+        glare = _glare_room(cubes, excess)
         if np.any(glare > 0):
             dist = np.minimum(dist, self._glare_distances(ratios, gains, low, over, glare, veil))
-        excess = _floor_excess(cubes)
         if np.any(excess > 0):
             tint = _glare_tint(cubes)
             dist = np.minimum(dist, self._veiled_distances(raw_ratios, contrast, gains, low,
@@ -841,18 +841,16 @@ GLARE_SHARES = (0.15, 0.3, 0.45, 0.6)
 GLARE_SIGMA = 0.3
 
 
-def _glare_room(cubes: list[dict]) -> np.ndarray:
+def _glare_room(cubes: list[dict], excess: np.ndarray) -> np.ndarray:
     """Per cube, the largest share of the floor beside it that a glare may make up: the floor's
-    excess over the median floor of the frame's cubes (a glare only brightens), counted only
+    excess over the median floor of the frame's cubes (``_floor_excess``), counted only
     where that floor is clipped in a channel (auto exposure keeps the diffuse floor under full
     scale; vignetting and falloff brighten parts of it too, without clipping)."""
-    floors = [c.get("floor") for c in cubes]
-    if len(floors) < 2 or any(f is None for f in floors):
-        return np.zeros(len(cubes))
-    f = np.asarray(floors, np.float32).reshape(-1, 3)
-    lum = f @ LUMA_BGR
-    room = 1.0 - float(np.median(lum)) / np.maximum(lum, 1e-4)
-    return np.where((f >= CLIPPED).any(axis=1), np.clip(room, 0.0, None), 0.0)
+    if not excess.any():
+        return excess
+    clipped = (np.asarray([c["floor"] for c in cubes], np.float32).reshape(-1, 3)
+               >= CLIPPED).any(axis=1)
+    return np.where(clipped, excess, 0.0)
 
 
 # A glare on cube and floor (``_veiled_distances``): the shares of the floor's excess it is
