@@ -30,6 +30,7 @@ from vision.segment import (
     EDGE_RUN_CM,
     EDGE_WALL_CM,
     SHADOW_MAX_CM,
+    SLIVER_CM,
     _chroma,
     blobs,
     cube_masks,
@@ -298,7 +299,7 @@ def measure_cubes(
                              "was not counted: still on the ramp, or on the floor under the "
                              "mouth?")
             if (mouth or b.weak or inside <= 0.0 or b.area <= 0.5 * cube_area
-                    or _thinnest(b) < 0.45 * view.px_per_cm):
+                    or _thinnest(b) < SLIVER_CM * view.px_per_cm):
                 continue
             # A clear, cube-thick change just beyond the outline elsewhere and running onto the
             # floor: the outline is short of the crease there (a wall's hard shadow edge taken
@@ -308,7 +309,7 @@ def measure_cubes(
             b.beyond = True
         else:
             b.beyond = False
-        if _thinnest(b) < 0.45 * view.px_per_cm:
+        if _thinnest(b) < SLIVER_CM * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
         if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:

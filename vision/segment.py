@@ -55,15 +55,16 @@ SHADOW_CM2 = 8.0
 # A lamp's shadows: searched up to this far (cm) from the cubes; believed when at least this
 # share of the cubes' area, moved by one common offset, lands on colourless darkening.
 SHADOW_MAX_CM = 1.5
-# A bar of darkening this long (cm: a cube's edge to a top's diagonal plus its shadow), thinner
-# on average than SIDE_THIN_CM (the counter's sliver bar) and further than SIDE_APART_CM (a
-# shadow's reach, as for the L without a reference) from every coloured piece is the side and
-# shadow of a cube painted like the print (``_sides_widened``). Drawn with the reference, seeds
-# 0 / 1: apart 0.25 / 0.5 cm 189 / 173, 1.0 / 1.5 cm 189 / 172; renders 65/65 at each; with the
-# bar touching cubes allowed (0 cm) a point lamp's hard shadows add two blacks (s002).
+# A blob thinner than this on average (cm, area over length) is a sliver of wall or shadow
+# edge, no cube: a cube is 1 cm across from any side (the counter drops such blobs).
+SLIVER_CM = 0.45
+# A bar of darkening this long (cm: a cube's edge to a top's diagonal plus its shadow), thinner on
+# average than SLIVER_CM and further than SHADOW_MAX_CM (a shadow's reach, as for the L without a
+# reference) from every coloured piece is the side and shadow of a cube painted like the print
+# (``_sides_widened``). Drawn with the reference, seeds 0 / 1: apart 0.25 / 0.5 cm 189 / 173, 1.0
+# / 1.5 cm 189 / 172; renders 65/65 at each; with the bar touching cubes allowed (0 cm) a point
+# lamp's hard shadows add two blacks (s002).
 SIDE_BAR_CM = (0.6, 2.2)
-SIDE_THIN_CM = 0.45
-SIDE_APART_CM = 1.5
 SHADOW_SHARE = 0.15
 # Linear light above which a channel of the floor model is taken as saturated (sRGB ~245).
 SATURATED = 0.9
@@ -774,21 +775,21 @@ def _sides_widened(neutral: np.ndarray, strong: np.ndarray, px_per_cm: float) ->
     n, labels, stats, _ = _labelled_with_stats(neutral)
     if n <= 1:
         return neutral
-    r = max(1, round(SIDE_APART_CM * px_per_cm))
+    r = max(1, round(SHADOW_MAX_CM * px_per_cm))
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
     lo, hi = (v * px_per_cm for v in SIDE_BAR_CM)
     h_img, w_img = neutral.shape
     out = neutral.copy()
     for i in range(1, n):
         x, y, w, h, a = stats[i]
-        if max(w, h) < lo / np.sqrt(2) or a >= SIDE_THIN_CM * px_per_cm * (hi + 1.0):
+        if max(w, h) < lo / np.sqrt(2) or a >= SLIVER_CM * px_per_cm * (hi + 1.0):
             continue  # too short or too much of it for a bar
         ys, xs = np.nonzero(labels[y: y + h, x: x + w] == i)
         (cx, cy), (bw, bh), deg = cv2.minAreaRect(
             np.column_stack([xs + x, ys + y]).astype(np.float32))
         long_ = max(bw, bh)
         # its mean thickness (area over length), as the counter judges a sliver
-        if not (lo <= long_ <= hi and len(xs) < SIDE_THIN_CM * px_per_cm * (long_ + 1.0)):
+        if not (lo <= long_ <= hi and len(xs) < SLIVER_CM * px_per_cm * (long_ + 1.0)):
             continue
         # within a shadow's reach of a coloured piece: maybe that cube's shadow
         x0, y0 = max(x - r, 0), max(y - r, 0)
