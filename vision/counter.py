@@ -253,8 +253,10 @@ def measure_cubes(
                      "in the shadow?")
     if judge_mouth and reference is None:
         # what differs from the mouth's own floor beyond the tower's side; its blobs are
-        # counted and judged by the cube models (``mouth_fit``), as with the empty tray
-        strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden)
+        # counted and judged by the cube models (``mouth_fit``), as with the empty tray; the
+        # floor pass's cubes say where the floor just inside the side shows
+        strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden,
+                                       cubes=strong)
     edges = outlines.edges()
     loose: list = []
     painted = None

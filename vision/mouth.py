@@ -18,6 +18,9 @@ from vision.segment import BRIGHT_CEIL, CHROMA_STEP, _channel_max, _clean
 # shadow, lit by the room alone. Its own floor is estimated row by row along the side, over
 # this run (three cubes, as the floor estimate's median: a lone cube is a third of it).
 MOUTH_RUN_CM = 3.0
+# The floor just inside the tower's side, which a side found short of the crease leaves
+# running on beyond it, is looked at over this depth (a cube's width).
+MOUTH_FLOOR_IN_CM = 1.0
 # A piece beyond the side narrower than this everywhere is no cube (as the counter's slivers).
 MOUTH_THIN_CM = 0.45
 
@@ -29,6 +32,14 @@ def _side_band(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int) -
     x0, y0, x1, y1 = floor_box
     band = [a[:y0, x0:x1], a[y0:y1, x1:], a[y1:, x0:x1], a[y0:y1, :x0]][side]
     return [band, band.swapaxes(0, 1)[::-1], band[::-1], band.swapaxes(0, 1)][side]
+
+
+def _like_floor(lg: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """Band pixels (log light) of the floor's colour next to them inside the side and no
+    brighter than it (a shadow only darkens and leaves the paint's colour alone)."""
+    d = lg - floor[None]
+    t = d.mean(axis=2)
+    return (_channel_max(np.abs(d - t[..., None])) < CHROMA_STEP) & (t < np.log(BRIGHT_CEIL))
 
 
 def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
@@ -46,8 +57,47 @@ def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
     return np.matmul(weights[None], meds.astype(np.float32))
 
 
+def _inside_strip(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int,
+                  depth: int) -> np.ndarray:
+    """The ``depth`` rows of ``a`` just inside the floor box's ``side``, over the floor's
+    extent along it, turned as ``_side_band`` (the side along the rows)."""
+    x0, y0, x1, y1 = floor_box
+    strip = [a[y0:y0 + depth, x0:x1], a[y0:y1, x1 - depth:x1], a[y1 - depth:y1, x0:x1],
+             a[y0:y1, x0:x0 + depth]][side]
+    return [strip, strip.swapaxes(0, 1)[::-1], strip[::-1], strip.swapaxes(0, 1)][side]
+
+
+def _floor_inside(rect_lin: np.ndarray, cubes: np.ndarray, px_per_cm: float,
+                  floor_box: tuple[int, int, int, int], side: int) -> np.ndarray | None:
+    """The floor just inside the tower's side (log light, (w, 3): one per position along it),
+    or None when too little of it shows.
+
+    Over ``MOUTH_FLOOR_IN_CM`` inside the side, in windows of ``MOUTH_RUN_CM`` along it every
+    half run (interpolated between, as ``_row_floor``), the median of the pixels the floor's
+    own pass did not take for cubes (``cubes``); a window showing less than a cube's top of
+    floor (1 cm^2) is left out (a crowded mouth)."""
+    depth = max(2, round(MOUTH_FLOOR_IN_CM * px_per_cm))
+    lg = cv2.blur(_log(np.ascontiguousarray(_inside_strip(rect_lin, floor_box, side, depth))
+                       + NOISE_FLOOR), (5, 5))
+    free = _inside_strip(cubes, floor_box, side, depth) == 0
+    w = lg.shape[1]
+    run = max(2, round(MOUTH_RUN_CM * px_per_cm))
+    starts = np.unique(np.clip(np.arange(-run // 2, w, max(1, run // 2)), 0, max(w - run, 0)))
+    centres, meds = [], []
+    for s0 in starts:
+        ok = free[:, s0:s0 + run]
+        if np.count_nonzero(ok) >= px_per_cm * px_per_cm:
+            centres.append(s0 + min(run, w) / 2.0)
+            meds.append(np.median(lg[:, s0:s0 + run][ok], axis=0))
+    if not meds:
+        return None
+    meds = np.array(meds, np.float32)
+    at = np.arange(w)
+    return np.stack([np.interp(at, centres, meds[:, c]) for c in range(3)], axis=1)
+
+
 def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
-                side: int) -> np.ndarray:
+                side: int, cubes: np.ndarray | None = None) -> np.ndarray:
     """What differs from the mouth's own floor beyond the tower's ``side`` without a reference
     (uint8, rectified view).
 
@@ -63,7 +113,11 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     lies wholly beyond is the ramp or the tower's inside), pieces running into the band's
     ends or across it to its far edge (the walls and the tower's legs: such a cube's picture
     would reach 2 cm beyond the side, its centre at most 0.3 cm beyond) and pieces thinner
-    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges).
+    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges). Given the floor pass's ``cubes``,
+    a pixel of the colour of the floor just inside the side and no brighter than it
+    (``_floor_inside``, ``_like_floor``) is no cube either: where the side was found short of
+    the crease the floor runs on beyond it (as lit, or darker in the tower's penumbra), and
+    between cubes at the mouth that strip differs from the mouth's row floor.
     """
     found = np.zeros(rect_lin.shape[:2], np.uint8)
     band = np.ascontiguousarray(_side_band(rect_lin, floor_box, side))
@@ -74,7 +128,11 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     d = lg - med
     t = d.mean(axis=2)
     chroma = _channel_max(np.abs(d - t[..., None]))
-    diff = ((chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))).astype(np.uint8)
+    diff = (chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))
+    inside = None if cubes is None else _floor_inside(rect_lin, cubes, px_per_cm, floor_box, side)
+    if inside is not None:
+        diff &= ~_like_floor(lg, inside)
+    diff = diff.astype(np.uint8)
     diff = _clean(diff, 0.2 * px_per_cm * px_per_cm)
     n, labels = cv2.connectedComponents(diff, connectivity=8)
     keep = _present(labels[-2:], n)  # reaching the side
