@@ -21,7 +21,7 @@ from vision.calibration import Calibration
 from vision.colours import FLOOR_ALBEDO, LUMA_BGR, ColourModel, cube_colour, to_linear
 from vision.cubefit import HALO_PX, MOUTH_VIEW_CM, fitted, mouth_fit, on_one_side, widened
 from vision.errors import VisionError
-from vision.mouth import mouth_floor, mouth_tops
+from vision.mouth import floor_inside, mouth_floor, mouth_top_faces
 from vision.outlines import Outlines
 from vision.reading import COLOURS, Cube, TrayReading
 from vision.segment import (
@@ -253,8 +253,12 @@ def measure_cubes(
                      "in the shadow?")
     if judge_mouth and reference is None:
         # what differs from the mouth's own floor beyond the tower's side; its blobs are
-        # counted and judged by the cube models (``mouth_fit``), as with the empty tray
-        strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden)
+        # counted and judged by the cube models (``mouth_fit``), as with the empty tray; the
+        # floor pass's cubes say where the floor just inside the side shows (``floor_inside``)
+        mouth_floor_in = floor_inside(rect_lin, strong, view.px_per_cm, view.floor_box,
+                                      view.hidden)
+        strong = strong | mouth_floor(rect_lin, view.px_per_cm, view.floor_box, view.hidden,
+                                       mouth_floor_in)
     edges = outlines.edges()
     loose: list = []
     painted = None
@@ -269,9 +273,12 @@ def measure_cubes(
         notes += said
     tops = outlines.top_faces()
     if judge_mouth and reference is None:
-        # the mouth's own top faces: each a cube for the mouth's cube models (``mouth_tops``)
-        tops = np.concatenate([tops, mouth_tops(rect_lin, view.px_per_cm, view.floor_box,
-                                                view.hidden, tops)])
+        # the mouth's own top faces: each a cube for the mouth's cube models, and blob for
+        # them (``mouth_top_faces``)
+        more, faces = mouth_top_faces(rect_lin, view.px_per_cm, view.floor_box, view.hidden,
+                                      tops, mouth_floor_in)
+        tops = np.concatenate([tops, more])
+        strong = strong | faces
     cube_area = SINGLE_CUBE_CM2 * view.px_per_cm**2
 
     # A blob belongs to the tray when enough of it lies over the floor: a cube against a far

@@ -18,6 +18,9 @@ from vision.segment import BRIGHT_CEIL, CHROMA_STEP, _channel_max, _clean
 # shadow, lit by the room alone. Its own floor is estimated row by row along the side, over
 # this run (three cubes, as the floor estimate's median: a lone cube is a third of it).
 MOUTH_RUN_CM = 3.0
+# The floor just inside the tower's side, which a side found short of the crease leaves
+# running on beyond it, is looked at over this depth (a cube's width).
+MOUTH_FLOOR_IN_CM = 1.0
 # A piece beyond the side narrower than this everywhere is no cube (as the counter's slivers).
 MOUTH_THIN_CM = 0.45
 
@@ -29,6 +32,14 @@ def _side_band(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int) -
     x0, y0, x1, y1 = floor_box
     band = [a[:y0, x0:x1], a[y0:y1, x1:], a[y1:, x0:x1], a[y0:y1, :x0]][side]
     return [band, band.swapaxes(0, 1)[::-1], band[::-1], band.swapaxes(0, 1)][side]
+
+
+def _like_floor(lg: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """Band pixels (log light) of the floor's colour next to them inside the side and no
+    brighter than it (a shadow only darkens and leaves the paint's colour alone)."""
+    d = lg - floor[None]
+    t = d.mean(axis=2)
+    return (_channel_max(np.abs(d - t[..., None])) < CHROMA_STEP) & (t < np.log(BRIGHT_CEIL))
 
 
 def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
@@ -46,8 +57,47 @@ def _row_floor(lg: np.ndarray, px_per_cm: float) -> np.ndarray:
     return np.matmul(weights[None], meds.astype(np.float32))
 
 
+def _inside_strip(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int,
+                  depth: int) -> np.ndarray:
+    """The ``depth`` rows of ``a`` just inside the floor box's ``side``, over the floor's
+    extent along it, turned as ``_side_band`` (the side along the rows)."""
+    x0, y0, x1, y1 = floor_box
+    strip = [a[y0:y0 + depth, x0:x1], a[y0:y1, x1 - depth:x1], a[y1 - depth:y1, x0:x1],
+             a[y0:y1, x0:x0 + depth]][side]
+    return [strip, strip.swapaxes(0, 1)[::-1], strip[::-1], strip.swapaxes(0, 1)][side]
+
+
+def floor_inside(rect_lin: np.ndarray, cubes: np.ndarray, px_per_cm: float,
+                  floor_box: tuple[int, int, int, int], side: int) -> np.ndarray | None:
+    """The floor just inside the tower's side (log light, (w, 3): one per position along it),
+    or None when too little of it shows.
+
+    Over ``MOUTH_FLOOR_IN_CM`` inside the side, in windows of ``MOUTH_RUN_CM`` along it every
+    half run (interpolated between, as ``_row_floor``), the median of the pixels the floor's
+    own pass did not take for cubes (``cubes``); a window showing less than a cube's top of
+    floor (1 cm^2) is left out (a crowded mouth)."""
+    depth = max(2, round(MOUTH_FLOOR_IN_CM * px_per_cm))
+    lg = cv2.blur(_log(np.ascontiguousarray(_inside_strip(rect_lin, floor_box, side, depth))
+                       + NOISE_FLOOR), (5, 5))
+    free = _inside_strip(cubes, floor_box, side, depth) == 0
+    w = lg.shape[1]
+    run = max(2, round(MOUTH_RUN_CM * px_per_cm))
+    starts = np.unique(np.clip(np.arange(-run // 2, w, max(1, run // 2)), 0, max(w - run, 0)))
+    centres, meds = [], []
+    for s0 in starts:
+        ok = free[:, s0:s0 + run]
+        if np.count_nonzero(ok) >= px_per_cm * px_per_cm:
+            centres.append(s0 + min(run, w) / 2.0)
+            meds.append(np.median(lg[:, s0:s0 + run][ok], axis=0))
+    if not meds:
+        return None
+    meds = np.array(meds, np.float32)
+    at = np.arange(w)
+    return np.stack([np.interp(at, centres, meds[:, c]) for c in range(3)], axis=1)
+
+
 def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
-                side: int) -> np.ndarray:
+                side: int, floor_in: np.ndarray | None = None) -> np.ndarray:
     """What differs from the mouth's own floor beyond the tower's ``side`` without a reference
     (uint8, rectified view).
 
@@ -63,7 +113,11 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     lies wholly beyond is the ramp or the tower's inside), pieces running into the band's
     ends or across it to its far edge (the walls and the tower's legs: such a cube's picture
     would reach 2 cm beyond the side, its centre at most 0.3 cm beyond) and pieces thinner
-    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges).
+    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges). Given the floor just inside the
+    side (``floor_in``, from ``floor_inside``), a pixel of its colour and no brighter than it
+    (``_like_floor``) is no cube either: where the side was found short of
+    the crease the floor runs on beyond it (as lit, or darker in the tower's penumbra), and
+    between cubes at the mouth that strip differs from the mouth's row floor.
     """
     found = np.zeros(rect_lin.shape[:2], np.uint8)
     band = np.ascontiguousarray(_side_band(rect_lin, floor_box, side))
@@ -74,7 +128,10 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     d = lg - med
     t = d.mean(axis=2)
     chroma = _channel_max(np.abs(d - t[..., None]))
-    diff = ((chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))).astype(np.uint8)
+    diff = (chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))
+    if floor_in is not None:
+        diff &= ~_like_floor(lg, floor_in)
+    diff = diff.astype(np.uint8)
     diff = _clean(diff, 0.2 * px_per_cm * px_per_cm)
     n, labels = cv2.connectedComponents(diff, connectivity=8)
     keep = _present(labels[-2:], n)  # reaching the side
@@ -89,36 +146,74 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     return found
 
 
-# How far inside the tower's side the mouth's own top faces are looked for: a cube's top
-# straddling the side lies within one cube of it (the floor's own outlines leave out every
-# piece touching the side, so such a top is nobody's).
-MOUTH_TOPS_IN_CM = 1.0
+# How far inside the tower's side the mouth's own top faces are looked for: the floor's own
+# outlines leave out every piece touching the side, so a top across it or touching it is
+# nobody's; such a top reaches up to its diagonal (1.4 cm) inside, and the box must hold it
+# whole with the edges round it (a piece touching the box's sides is no face).
+MOUTH_TOPS_IN_CM = 2.0
 
 
-def mouth_tops(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
-               side: int, known: np.ndarray) -> np.ndarray:
+def _floor_coloured(lin: np.ndarray, floor: np.ndarray) -> bool:
+    """Whether pixels (linear, (k, 3)) have, in their median, the colour and the light of the
+    floor beside them (log light, (k, 3)) within the colour and bright steps."""
+    d = np.median(_log(lin + NOISE_FLOOR) - floor, axis=0)
+    t = float(d.mean())
+    return bool(np.abs(d - t).max() < CHROMA_STEP and abs(t) < np.log(BRIGHT_CEIL))
+
+
+def mouth_top_faces(rect_lin: np.ndarray, px_per_cm: float,
+                    floor_box: tuple[int, int, int, int], side: int, known: np.ndarray,
+                    floor_in: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top faces (rectified px, (k, 2)) at the tower's mouth that ``known`` (the floor's own
-    top faces) lacks.
+    top faces) lacks, and their pieces with the edges round them (bool, rectified view).
 
     Why: the floor's outlines look at the floor proper only, and leave out pieces touching
     its sides; a cube under the mouth or leaning on its lip shows its top beyond the side or
     across it. A top face is enclosed by sharp edges whatever its paint against the mouth's
     dark floor (a brown cube in the mouth's shadow differs from it in neither colour nor
-    light), so each one is a cube for the mouth's cube models to start from. The edges are
-    judged against the band's own gradients per lightness (the mouth is darker and noisier
-    than the lit floor). Without a reference only: with the empty tray the mouth's blob is
-    already what differs from it, and these tops added a cube there (64 -> 63 of 65)."""
+    light), so each one is a cube: a start for the mouth's cube models, and blob for them
+    where the masks missed it. A top-shaped piece of the colour and light of the floor just
+    inside the side (``floor_in``, from ``floor_inside``) is the floor enclosed between cubes
+    standing at the side (s004/drop06), not a face (a top painted and lit like that floor
+    cannot be told from it). The edges are judged against the band's own gradients per lightness
+    (the mouth is darker and noisier than the lit floor). Without a reference only: with the
+    empty tray the mouth's blob is already what differs from it, and these tops added a cube
+    there (64 -> 63 of 65)."""
     x0, y0, x1, y1 = floor_box
     h, w = rect_lin.shape[:2]
     d = round(MOUTH_TOPS_IN_CM * px_per_cm)
     box = [(x0, 0, x1, min(y1, y0 + d)), (max(x0, x1 - d), y0, w, y1),
            (x0, max(y0, y1 - d), x1, h), (0, y0, min(x1, x0 + d), y1)][side]
     if box[2] - box[0] < 8 or box[3] - box[1] < 8:
-        return np.zeros((0, 2))
-    tops = Outlines(rect_lin, px_per_cm, box).top_faces()
+        return np.zeros((0, 2)), np.zeros((h, w), bool)
+    outlines = Outlines(rect_lin, px_per_cm, box)
+    tops = outlines.top_faces()
     if len(known) and len(tops):
         # the same top seen by both passes lies within a fraction of a cube of itself; two
         # cubes' tops lie a cube apart
         near = np.hypot(*(tops[:, None, :] - known[None, :, :]).transpose(2, 0, 1)).min(axis=1)
         tops = tops[near > 0.5 * px_per_cm]
-    return tops
+    faces = outlines.top_mask()  # the faces with the edges round them (0.1 cm)
+    rim = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * round(0.15 * px_per_cm) + 1,) * 2)
+    n, labels = cv2.connectedComponents(cv2.erode(faces, rim), connectivity=8)  # faces apart
+    keep = np.ones(len(tops), bool)
+    which = np.zeros(n, bool)
+    # a disc well inside each face (a face is at least TOP_SIDE_CM across)
+    r = max(1, round(0.25 * px_per_cm))
+    dy, dx = np.mgrid[-r: r + 1, -r: r + 1].reshape(2, -1)
+    disc = dy * dy + dx * dx <= r * r
+    for k, (tx, ty) in enumerate(np.round(tops).astype(int)):
+        ys, xs = np.clip(dy[disc] + ty, 0, h - 1), np.clip(dx[disc] + tx, 0, w - 1)
+        if floor_in is not None:
+            along = np.clip((xs - x0) if side in (0, 2) else (ys - y0), 0, len(floor_in) - 1)
+            keep[k] = not _floor_coloured(rect_lin[ys, xs], floor_in[along])
+        which[labels[ys, xs]] |= keep[k]
+    which[0] = False
+    pieces = cv2.dilate(which[labels].astype(np.uint8), rim) & faces
+    return tops[keep], pieces > 0
+
+
+def mouth_tops(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
+               side: int, known: np.ndarray, floor_in: np.ndarray | None = None) -> np.ndarray:
+    """The top faces of ``mouth_top_faces`` alone."""
+    return mouth_top_faces(rect_lin, px_per_cm, floor_box, side, known, floor_in)[0]

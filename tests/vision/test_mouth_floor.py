@@ -142,8 +142,8 @@ def test_the_mouths_top_faces_are_looked_for_only_with_the_towers_side(monkeypat
     import vision.counter as counter
 
     seen = []
-    real = counter.mouth_tops
-    monkeypatch.setattr(counter, "mouth_tops", lambda *a: seen.append(1) or real(*a))
+    real = counter.mouth_top_faces
+    monkeypatch.setattr(counter, "mouth_top_faces", lambda *a: seen.append(1) or real(*a))
     frame, _, _ = _tower_scene(tower=None)
     counter.count_cubes(frame)
     assert not seen  # no hidden side: nothing paid for the mouth
