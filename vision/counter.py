@@ -945,13 +945,34 @@ def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
     rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, k)
     n, lab, stats, cents = cv2.connectedComponentsWithStats(rest, connectivity=8)
     out = []
+    inside = None  # each pixel's distance to the blob's own outline (``_lobes``)
     for i in range(1, n):
         a = stats[i, cv2.CC_STAT_AREA]
         if a < CORE_AREA_CM2 * px_per_cm**2:
             continue
-        m = _by_area(lab == i, a / cube_area, px_per_cm)
+        if inside is None:
+            inside = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 5)
+        # by its area, or by its cube-wide parts apart where the area undercounts them
+        m = max(_by_area(lab == i, a / cube_area, px_per_cm), _lobes(lab == i, inside, px_per_cm))
         out += [cents[i]] if m == 1 else list(_kmeans(lab == i, m))
     return np.array(out, np.float64).reshape(-1, 2)
+
+
+def _lobes(piece: np.ndarray, inside: np.ndarray, px_per_cm: float) -> int:
+    """How many cubes' cores a piece beyond the top faces' reach holds: its parts at least a
+    third of a cube inside the blob's own outline (``inside``: the distance to it), each holding
+    as much of that as a bare 1 cm top does ((1 - 2/3)^2 = 1/9 cm^2).
+
+    Why: the reach of the faces beside it takes a share of each cube whose top is not enclosed,
+    so what is left of two such cubes side by side can hold less area than one cube (s000/drop08:
+    a brown and a yellow at the near wall, 1.1 cubes' worth, counted one). But where the blob's
+    own outline pinches between them (two cubes meet at a corner or an offset side) their
+    cube-wide parts stay apart; the cuts made by the reach do not count as outline (a crescent
+    one cube wide left by the reach is one cube), nor does one cube's silhouette pinch (a cube,
+    its visible sides and its shadow are convex)."""
+    core = (piece & (inside >= px_per_cm / 3.0)).astype(np.uint8)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(core, connectivity=8)
+    return int(np.count_nonzero(stats[1:, cv2.CC_STAT_AREA] >= px_per_cm**2 / 9.0))
 
 
 def _kmeans(mask: np.ndarray, m: int) -> np.ndarray:
