@@ -30,6 +30,7 @@ from vision.segment import (
     EDGE_RUN_CM,
     EDGE_WALL_CM,
     SHADOW_MAX_CM,
+    SIDE_BAR_CM,
     SLIVER_CM,
     _chroma,
     blobs,
@@ -281,7 +282,8 @@ def measure_cubes(
     x0, y0, x1, y1 = view.floor_box
     candidates = []
     beyond = _beyond_mouth(view)
-    for b in blobs(strong, weak):
+    found_blobs = list(blobs(strong, weak))
+    for b in found_blobs:
         b.painted = reference is None and bool(np.any(painted[b.mask]))
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         mouth = beyond is not None and bool(np.any(b.mask[beyond]))
@@ -310,7 +312,10 @@ def measure_cubes(
         else:
             b.beyond = False
         if _thinnest(b) < SLIVER_CM * view.px_per_cm:
-            continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
+            if reference is None and _lone_bar(b, found_blobs, view.px_per_cm, view.floor_box):
+                b.painted = True  # its area is a side's and a shadow's: not a cube's size
+            else:
+                continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
         if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:
             # a wall band the outline let in (long and thinner than a cube along the edge):
@@ -1058,6 +1063,33 @@ def _beyond_mouth(view: TrayView) -> tuple[slice, slice] | None:
     w, h = view.size
     return [(slice(0, y0), slice(x0, x1)), (slice(y0, y1), slice(x1, w)),
             (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0))][view.hidden]
+
+
+def _lone_bar(b, others: list, px_per_cm: float, box: tuple[int, int, int, int]) -> bool:
+    """Whether a sliver blob is a bar a cube long (``SIDE_BAR_CM``) on the floor proper
+    (clear of the sides by ``EDGE_WALL_CM``) and further than a shadow's reach
+    (``SHADOW_MAX_CM``) from every other blob: the shaded side and shadow of a cube whose top
+    reads like the floor (a white cube on a pale print, a cube in a glare), as
+    ``segment._sides_widened`` takes it with the reference. Nearer a cube it may be that
+    cube's shadow; along a side, the crease or the wall's foot."""
+    if b.weak:
+        return False
+    ys, xs = np.nonzero(b.mask)
+    x0, y0, x1, y1 = box
+    m = round(EDGE_WALL_CM * px_per_cm)
+    if xs.min() < x0 + m or ys.min() < y0 + m or xs.max() >= x1 - m or ys.max() >= y1 - m:
+        return False
+    (_, _), (bw, bh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+    lo, hi = (v * px_per_cm for v in SIDE_BAR_CM)
+    if not lo <= max(bw, bh) <= hi:
+        return False
+    r = round(SHADOW_MAX_CM * px_per_cm)
+    x, y, w, h = b.bbox
+    H, W = b.mask.shape
+    sy, sx = slice(max(y - r, 0), min(y + h + r, H)), slice(max(x - r, 0), min(x + w + r, W))
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
+    near = cv2.dilate(b.mask[sy, sx].astype(np.uint8), k) > 0
+    return not any(o is not b and np.any(o.mask[sy, sx] & near) for o in others)
 
 
 def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:
