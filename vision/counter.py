@@ -312,9 +312,14 @@ def measure_cubes(
         else:
             b.beyond = False
         if _thinnest(b) < SLIVER_CM * view.px_per_cm:
-            if reference is None and _lone_bar(b, found_blobs, view.px_per_cm, view.floor_box):
+            bar = (_side_bar(b, found_blobs, view.px_per_cm, view.floor_box)
+                   if reference is None else None)
+            if bar == "lone":
                 b.painted = True  # its area is a side's and a shadow's: not a cube's size
             else:
+                if bar == "near":  # maybe the cube's shadow beside it: not counted, but said
+                    x, y = view.rect_to_image(np.array([b.centroid]))[0]
+                    notes.append(BAR_NEAR_WORDS.format(at=f"({x:.0f}, {y:.0f})"))
                 continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
         if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:
@@ -417,6 +422,10 @@ WHY_WORDS = {
 
 DIM_WHITE_WORDS = ("a cube near {at} is named white but reads darker than the floor beside it: "
                    "a white cube, or a darker one under a glare?")
+
+
+BAR_NEAR_WORDS = ("a bar of side and shadow near {at} beside a cube was not counted: a cube "
+                  "whose top looks like the floor, or that cube's shadow?")
 
 
 FLOOR_WHITE_WORDS = ("a cube near {at} is named white but reads just like the floor beside it: "
@@ -1065,31 +1074,35 @@ def _beyond_mouth(view: TrayView) -> tuple[slice, slice] | None:
             (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0))][view.hidden]
 
 
-def _lone_bar(b, others: list, px_per_cm: float, box: tuple[int, int, int, int]) -> bool:
-    """Whether a sliver blob is a bar a cube long (``SIDE_BAR_CM``) on the floor proper
-    (clear of the sides by ``EDGE_WALL_CM``) and further than a shadow's reach
-    (``SHADOW_MAX_CM``) from every other blob: the shaded side and shadow of a cube whose top
-    reads like the floor (a white cube on a pale print, a cube in a glare), as
-    ``segment._sides_widened`` takes it with the reference. Nearer a cube it may be that
-    cube's shadow; along a side, the crease or the wall's foot."""
+def _side_bar(b, others: list, px_per_cm: float, box: tuple[int, int, int, int]) -> str | None:
+    """Whether a sliver blob is a bar a cube long (``SIDE_BAR_CM``) on the floor proper (clear
+    of the sides by ``EDGE_WALL_CM``): "lone" when further than a shadow's reach
+    (``SHADOW_MAX_CM``) from every other blob, "near" when not, else None.
+
+    Why: a cube whose top reads like the floor (a white cube on a pale print, a cube in a
+    glare) shows only its shaded side and its shadow, a bar thinner than a cube, which the
+    counter drops as a sliver; a lone one is such a cube (as ``segment._sides_widened`` takes
+    it with the reference). Nearer a cube it may be that cube's shadow (a lamp's are
+    hard-edged): not counted, but the reading says so. Along a side it is the crease or the
+    wall's foot."""
     if b.weak:
-        return False
+        return None
     ys, xs = np.nonzero(b.mask)
     x0, y0, x1, y1 = box
     m = round(EDGE_WALL_CM * px_per_cm)
     if xs.min() < x0 + m or ys.min() < y0 + m or xs.max() >= x1 - m or ys.max() >= y1 - m:
-        return False
+        return None
     (_, _), (bw, bh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
     lo, hi = (v * px_per_cm for v in SIDE_BAR_CM)
     if not lo <= max(bw, bh) <= hi:
-        return False
+        return None
     r = round(SHADOW_MAX_CM * px_per_cm)
     x, y, w, h = b.bbox
     H, W = b.mask.shape
     sy, sx = slice(max(y - r, 0), min(y + h + r, H)), slice(max(x - r, 0), min(x + w + r, W))
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
     near = cv2.dilate(b.mask[sy, sx].astype(np.uint8), k) > 0
-    return not any(o is not b and np.any(o.mask[sy, sx] & near) for o in others)
+    return "near" if any(o is not b and np.any(o.mask[sy, sx] & near) for o in others) else "lone"
 
 
 def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:

@@ -1,4 +1,4 @@
-"""Without the empty tray: a lone bar of side and shadow is a cube (vision.counter._lone_bar).
+"""Without the empty tray: a lone bar of side and shadow is a cube (vision.counter._side_bar).
 
 A cube whose top reads like the floor (a white cube on a pale print, a cube in a glare) shows
 only its shaded side and its shadow, a bar thinner than a cube; the counter used to drop it as
@@ -44,9 +44,11 @@ def test_a_lone_bar_of_side_and_shadow_is_a_cube(monkeypatch):
     assert any("sides and shadow" in w for w in reading.warnings)  # always said
 
 
-def test_a_bar_within_a_shadows_reach_of_a_cube_is_not(monkeypatch):
+def test_a_bar_within_a_shadows_reach_of_a_cube_is_not_counted_but_said(monkeypatch):
     # a lamp's hard shadow of the cube beside it looks the same
-    assert _with_masks(monkeypatch, _bar_and_cube(0.8)).total == 1
+    reading = _with_masks(monkeypatch, _bar_and_cube(0.8))
+    assert reading.total == 1
+    assert any("bar of side and shadow" in w for w in reading.warnings)
 
 
 def test_a_bar_along_a_side_is_the_crease_not_a_cube(monkeypatch):
