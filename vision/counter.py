@@ -30,6 +30,7 @@ from vision.segment import (
     EDGE_RUN_CM,
     EDGE_WALL_CM,
     SHADOW_MAX_CM,
+    SIDE_BAR_CM,
     SLIVER_CM,
     _chroma,
     blobs,
@@ -288,7 +289,8 @@ def measure_cubes(
     x0, y0, x1, y1 = view.floor_box
     candidates = []
     beyond = _beyond_mouth(view)
-    for b in blobs(strong, weak):
+    found_blobs = list(blobs(strong, weak))
+    for b in found_blobs:
         b.painted = reference is None and bool(np.any(painted[b.mask]))
         inside = np.count_nonzero(b.mask[y0:y1, x0:x1]) / max(b.area, 1.0)
         mouth = beyond is not None and bool(np.any(b.mask[beyond]))
@@ -317,7 +319,15 @@ def measure_cubes(
         else:
             b.beyond = False
         if _thinnest(b) < SLIVER_CM * view.px_per_cm:
-            continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
+            bar = (_side_bar(b, found_blobs, view.px_per_cm, view.floor_box)
+                   if reference is None else None)
+            if bar == "lone":
+                b.painted = True  # its area is a side's and a shadow's: not a cube's size
+            else:
+                if bar == "near":  # maybe the cube's shadow beside it: not counted, but said
+                    x, y = view.rect_to_image(np.array([b.centroid]))[0]
+                    notes.append(BAR_NEAR_WORDS.format(at=f"({x:.0f}, {y:.0f})"))
+                continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
         if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:
             # a wall band the outline let in (long and thinner than a cube along the edge):
@@ -419,6 +429,10 @@ WHY_WORDS = {
 
 DIM_WHITE_WORDS = ("a cube near {at} is named white but reads darker than the floor beside it: "
                    "a white cube, or a darker one under a glare?")
+
+
+BAR_NEAR_WORDS = ("a bar of side and shadow near {at} beside a cube was not counted: a cube "
+                  "whose top looks like the floor, or that cube's shadow?")
 
 
 FLOOR_WHITE_WORDS = ("a cube near {at} is named white but reads just like the floor beside it: "
@@ -952,13 +966,34 @@ def _unexplained(mask: np.ndarray, faces: np.ndarray, px_per_cm: float,
     rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, k)
     n, lab, stats, cents = cv2.connectedComponentsWithStats(rest, connectivity=8)
     out = []
+    inside = None  # each pixel's distance to the blob's own outline (``_lobes``)
     for i in range(1, n):
         a = stats[i, cv2.CC_STAT_AREA]
         if a < CORE_AREA_CM2 * px_per_cm**2:
             continue
-        m = _by_area(lab == i, a / cube_area, px_per_cm)
+        if inside is None:
+            inside = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 5)
+        # by its area, or by its cube-wide parts apart where the area undercounts them
+        m = max(_by_area(lab == i, a / cube_area, px_per_cm), _lobes(lab == i, inside, px_per_cm))
         out += [cents[i]] if m == 1 else list(_kmeans(lab == i, m))
     return np.array(out, np.float64).reshape(-1, 2)
+
+
+def _lobes(piece: np.ndarray, inside: np.ndarray, px_per_cm: float) -> int:
+    """How many cubes' cores a piece beyond the top faces' reach holds: its parts at least a
+    third of a cube inside the blob's own outline (``inside``: the distance to it), each holding
+    as much of that as a bare 1 cm top does ((1 - 2/3)^2 = 1/9 cm^2).
+
+    Why: the reach of the faces beside it takes a share of each cube whose top is not enclosed,
+    so what is left of two such cubes side by side can hold less area than one cube (s000/drop08:
+    a brown and a yellow at the near wall, 1.1 cubes' worth, counted one). But where the blob's
+    own outline pinches between them (two cubes meet at a corner or an offset side) their
+    cube-wide parts stay apart; the cuts made by the reach do not count as outline (a crescent
+    one cube wide left by the reach is one cube), nor does one cube's silhouette pinch (a cube,
+    its visible sides and its shadow are convex)."""
+    core = (piece & (inside >= px_per_cm / 3.0)).astype(np.uint8)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(core, connectivity=8)
+    return int(np.count_nonzero(stats[1:, cv2.CC_STAT_AREA] >= px_per_cm**2 / 9.0))
 
 
 def _kmeans(mask: np.ndarray, m: int) -> np.ndarray:
@@ -1044,6 +1079,37 @@ def _beyond_mouth(view: TrayView) -> tuple[slice, slice] | None:
     w, h = view.size
     return [(slice(0, y0), slice(x0, x1)), (slice(y0, y1), slice(x1, w)),
             (slice(y1, h), slice(x0, x1)), (slice(y0, y1), slice(0, x0))][view.hidden]
+
+
+def _side_bar(b, others: list, px_per_cm: float, box: tuple[int, int, int, int]) -> str | None:
+    """Whether a sliver blob is a bar a cube long (``SIDE_BAR_CM``) on the floor proper (clear
+    of the sides by ``EDGE_WALL_CM``): "lone" when further than a shadow's reach
+    (``SHADOW_MAX_CM``) from every other blob, "near" when not, else None.
+
+    Why: a cube whose top reads like the floor (a white cube on a pale print, a cube in a
+    glare) shows only its shaded side and its shadow, a bar thinner than a cube, which the
+    counter drops as a sliver; a lone one is such a cube (as ``segment._sides_widened`` takes
+    it with the reference). Nearer a cube it may be that cube's shadow (a lamp's are
+    hard-edged): not counted, but the reading says so. Along a side it is the crease or the
+    wall's foot."""
+    if b.weak:
+        return None
+    ys, xs = np.nonzero(b.mask)
+    x0, y0, x1, y1 = box
+    m = round(EDGE_WALL_CM * px_per_cm)
+    if xs.min() < x0 + m or ys.min() < y0 + m or xs.max() >= x1 - m or ys.max() >= y1 - m:
+        return None
+    (_, _), (bw, bh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+    lo, hi = (v * px_per_cm for v in SIDE_BAR_CM)
+    if not lo <= max(bw, bh) <= hi:
+        return None
+    r = round(SHADOW_MAX_CM * px_per_cm)
+    x, y, w, h = b.bbox
+    H, W = b.mask.shape
+    sy, sx = slice(max(y - r, 0), min(y + h + r, H)), slice(max(x - r, 0), min(x + w + r, W))
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
+    near = cv2.dilate(b.mask[sy, sx].astype(np.uint8), k) > 0
+    return "near" if any(o is not b and np.any(o.mask[sy, sx] & near) for o in others) else "lone"
 
 
 def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:

@@ -284,6 +284,39 @@ def test_cubes_without_a_top_face_are_counted_from_what_is_left():
         assert np.hypot(rest[:, 0] - x, rest[:, 1] - y).min() < 12
 
 
+def _beside_two_faces(touch_px):
+    """Two cubes whose tops are enclosed (faces at x = 40 px) and, beside them, two more one
+    above the other touching along ``touch_px`` of a side: 20 px/cm, 1.2 cm footprints."""
+    m = np.zeros((80, 100), bool)
+    m[10:34, 28:52] = True
+    m[36:60, 28:52] = True
+    m[10:34, 48:72] = True
+    m[36:60, 48:72] = True
+    m[34:36, 72 - touch_px:72] = True
+    return m, np.array([[40.0, 22.0], [40.0, 48.0]])
+
+
+def test_two_cubes_left_beyond_the_faces_reach_count_as_two_where_their_outline_pinches():
+    from vision.counter import _unexplained
+    # the faces' reach takes a share of each: what is left holds about one cube's area, but
+    # the blob's outline pinches between the two (they touch along half a side)
+    mask, faces = _beside_two_faces(10)
+    rest = _unexplained(mask, faces, 20.0, 1.5 * 400)
+    assert len(rest) == 2
+    assert sorted(np.round(rest[:, 1] / 26.0)) == [1.0, 2.0]  # one above, one below
+
+
+def test_one_cube_left_beyond_the_faces_reach_stays_one():
+    from vision.counter import _unexplained
+    # a single cube beside the two: the reach cuts it into a crescent, and cuts are no waist
+    mask = np.zeros((80, 100), bool)
+    mask[10:34, 28:52] = True
+    mask[36:60, 28:52] = True
+    mask[23:47, 48:72] = True
+    rest = _unexplained(mask, np.array([[40.0, 22.0], [40.0, 48.0]]), 20.0, 1.5 * 400)
+    assert len(rest) == 1
+
+
 def test_a_chain_of_nearly_touching_cubes_counts_each_once():
     cubes = [(c, 4.0 + 1.15 * i, 5.0 + 0.25 * i, 8.0 * i) for i, c in
              enumerate(["white", "blue", "green", "white", "red", "yellow"])]

@@ -197,3 +197,17 @@ def test_a_white_cube_on_a_white_print_is_a_cube_wide_piece():
     strong, _ = cube_masks(frame, floor_model(frame, ref, PX, BOX), PX, BOX, have_reference=True)
     _, labels = cv2.connectedComponents(strong)
     assert _thickness(labels == labels[102, 172]) < 0.45
+
+
+def test_a_crease_run_is_a_thin_line_not_a_mass_of_edges():
+    """Edges straight along the floor's axes for longer than a cube's edge are creases; but a
+    bright cube on a dark print (or in a glare) can have its whole face taken for edge, a
+    solid mass as wide as such a run is long: no line, and its edges must still count."""
+    from vision.segment import _crease_runs
+
+    edge = np.zeros((120, 160), np.uint8)
+    edge[20:23, 10:150] = 1  # a crease: a long thin line
+    edge[50:95, 40:85] = 1  # a cube's face read as edge all over, 2.25 cm across
+    runs = _crease_runs(edge, 20.0)
+    assert runs[21, 80] and runs[21, 20]
+    assert not runs[50:95, 40:85].any()
