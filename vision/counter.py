@@ -315,7 +315,7 @@ def measure_cubes(
             b.beyond = False
         if _thinnest(b) < SLIVER_CM * view.px_per_cm:
             continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
-        if _in_side_strip(b, edges, view.floor_box, view.px_per_cm):
+        if reference is None and _in_side_strip(b, edges, view.floor_box, view.px_per_cm):
             continue  # a piece of wall, rim or wall shadow between the side and a line
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
         if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:
@@ -1097,7 +1097,9 @@ def _in_side_strip(b, edges: np.ndarray, box: tuple[int, int, int, int],
     width) on the side's side of such a line, with the line showing through, is the strip.
     The line is looked for beyond ``EDGE_WALL_CM`` in (nearer, it is the side's own edge, as
     for the segmenter's edge test), and only for pieces mostly over the floor (one mostly beyond
-    the side is judged as lying beyond it).
+    the side is judged as lying beyond it). Without the empty tray only: with it, the strip is
+    in the reference too and does not differ; what differs there is a cube cut by the outline
+    (renders with the reference: 0.5 or 2 cm of run-on took such a black or yellow for a strip).
     """
     cube = round(px_per_cm)
     run = round(STRIP_RUN_CM * px_per_cm)
