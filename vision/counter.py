@@ -109,6 +109,10 @@ OUTLINED_SHARE = 0.4
 # lit part (a shadow only darkens).
 BARE_SHARE = 0.5
 BARE_RING_CM = 1.0
+# A straight line of the floor or a wall (a crease, a rim's edge, a wall shadow's edge) that runs
+# on this far past both ends of a piece, and on across it, is not hidden by it (as the tray
+# finder's RUN_ON_CM: further than a cube's own edge lined up with it could reach).
+STRIP_RUN_CM = 1.0
 
 
 def load_image(path) -> np.ndarray:
@@ -328,6 +332,8 @@ def measure_cubes(
                     x, y = view.rect_to_image(np.array([b.centroid]))[0]
                     notes.append(BAR_NEAR_WORDS.format(at=f"({x:.0f}, {y:.0f})"))
                 continue  # a sliver of wall or shadow edge: a cube is 1 cm across from any side
+        if reference is None and _in_side_strip(b, edges, view.floor_box, view.px_per_cm):
+            continue  # a piece of wall, rim or wall shadow between the side and a line
         hug = _along_edge(b, view.floor_box) if reference is None else 0.0
         if hug > 2.5 * view.px_per_cm and b.area < WALL_BAND_CM * view.px_per_cm * hug:
             # a wall band the outline let in (long and thinner than a cube along the edge):
@@ -1123,6 +1129,74 @@ def _along_edge(b, box: tuple[int, int, int, int], near: int = 6) -> float:
     ):
         best = max(best, float(np.count_nonzero(strip.any(axis=axis))))
     return best
+
+
+def _side_frames(shape: tuple[int, int], box: tuple[int, int, int, int]):
+    """Per side of the floor box (top, right, bottom, left): how to view an array so that the
+    side runs along a row and inward is down (a function of the array), and that row."""
+    h, w = shape
+    x0, y0, x1, y1 = box
+    return (
+        (lambda a: a, y0),
+        (lambda a: a.T[::-1], w - x1),
+        (lambda a: a[::-1], h - y1),
+        (lambda a: a.T, x0),
+    )
+
+
+def _line_unbroken(rows: np.ndarray, lo: int, hi: int, run: int) -> bool:
+    """Whether edge ``rows`` (a few rows of edge pixels, along a side) hold a line over
+    [lo, hi) and ``run`` px past both ends: at least half of each stretch on edge pixels."""
+    hit = rows.any(axis=0)
+    if lo - run < 0 or hi + run > hit.size:
+        return False  # its run on past an end is out of the view: not shown
+    return bool(hit[lo - run: lo].mean() >= 0.5 and hit[lo: hi].mean() >= 0.5
+                and hit[hi: hi + run].mean() >= 0.5)
+
+
+def _in_side_strip(b, edges: np.ndarray, box: tuple[int, int, int, int],
+                   px_per_cm: float) -> bool:
+    """Whether a blob lies in a strip along a side of the outline that no cube fits in: between
+    the side and a straight line parallel to it less than a cube (1 cm) in from it, the line
+    running on unbroken across the blob and ``STRIP_RUN_CM`` past both its ends.
+
+    Why: the outline can stop on a rim's outer edge or on a wall shadow's edge beyond the
+    crease; the wall's face, its rim or the shadow band between there and the line differ from
+    the floor estimate in light or tint, and pieces of them passed as cubes (drawn trays without
+    the reference: blacks on the rim; s002/drop05 once the tray finder moved a side out past a
+    wall shadow's edge). A cube standing there would hide the
+    line (the crease, the rim's or the shadow's edge) where it stands, and a strip thinner than
+    a cube holds no cube wholly; so a piece lying (all but a fifth: blur, the line's own
+    width) on the side's side of such a line, with the line showing through, is the strip.
+    The line is looked for beyond ``EDGE_WALL_CM`` in (nearer, it is the side's own edge, as
+    for the segmenter's edge test), and only for pieces mostly over the floor (one mostly beyond
+    the side is judged as lying beyond it). Without the empty tray only: with it, the strip is
+    in the reference too and does not differ; what differs there is a cube cut by the outline
+    (renders with the reference: 0.5 or 2 cm of run-on took such a black or yellow for a strip).
+    """
+    cube = round(px_per_cm)
+    run = round(STRIP_RUN_CM * px_per_cm)
+    x0, y0, x1, y1 = b.bbox[0], b.bbox[1], b.bbox[0] + b.bbox[2], b.bbox[1] + b.bbox[3]
+    bx0, by0, bx1, by1 = box
+    if min(x0 - bx0, y0 - by0, bx1 - x1, by1 - y1) > cube:
+        return False  # inside: deeper than a cube from every side (the common case, quick)
+    for view, side in _side_frames(b.mask.shape, box):
+        m = view(b.mask)
+        rows = np.flatnonzero(m.any(axis=1))
+        if rows.size == 0 or rows[-1] >= side + cube:
+            continue  # reaches a cube's depth in from this side: not in a strip along it
+        depth = m.sum(axis=1)
+        if depth[side:].sum() < 0.5 * b.area:
+            continue  # mostly beyond the side: a cube beyond it is judged as such
+        cols = np.flatnonzero(m.any(axis=0))
+        lo, hi = int(cols[0]), int(cols[-1]) + 1
+        e = view(edges)
+        for d in range(side + round(EDGE_WALL_CM * px_per_cm) + 1, side + cube):
+            if depth[d + 2:].sum() > 0.2 * b.area:
+                continue  # too much of the blob inward of this line
+            if _line_unbroken(e[d - 1: d + 2], lo, hi, run):
+                return True
+    return False
 
 
 def _thinnest(b) -> float:

@@ -48,6 +48,11 @@ ODD_FACTOR = 3.0
 # that cost more than it gave (trays-rendered holdout with reference 21 -> 19 of 26), so 0.
 HIDDEN_EXTRA_CM = 0.0
 
+# A side past both ends of which the neighbouring sides' lines run on this far is a shadow's
+# edge across the floor, not its end (``_past_shadow_edges``): further than a cube at the crease
+# could line up with a side.
+RUN_ON_CM = 1.0
+
 _WORK_WIDTH = 576  # the floor is found on a copy this wide
 
 
@@ -511,7 +516,7 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
             # or the floor does run out of the frame there: the shape decides
             cands.append(border)
         options.append(cands)
-    best_quad, best_score = quad, np.inf
+    best_choice, best_score = None, np.inf
     small_centre = (w / 2.0, h / 2.0)
     area0 = cv2.contourArea(quad.reshape(-1, 1, 2))
     for choice in np.ndindex(*[len(o) for o in options]):
@@ -522,8 +527,75 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
             continue
         score = _aspect_misfit(cand, small_centre, w) + 0.1 * sum(choice)
         if score < best_score:
-            best_quad, best_score = cand, score
-    return best_quad
+            best_choice, best_score = choice, score
+    if best_choice is None:
+        return quad
+    return _past_shadow_edges(list(best_choice), options, quad, edges, gx, gy)
+
+
+def _corner_runs_on(p: np.ndarray, d: np.ndarray, run: float, edges: np.ndarray,
+                    gx: np.ndarray, gy: np.ndarray) -> bool:
+    """Whether a straight edge runs on from corner ``p`` along unit direction ``d`` for ``run``
+    px (most of that stretch on edge pixels whose gradient runs across it)."""
+    h, w = edges.shape
+    steps = np.arange(1.0, max(run, 1.0) + 1.0)
+    px, py = p[0] + steps * d[0], p[1] + steps * d[1]
+    xs, ys, inside = _sample_grid(px, py, w, h)
+    if inside is not None and inside.mean() < 0.5:
+        return False
+    gxs, gys = gx[ys, xs], gy[ys, xs]
+    across = np.abs(gxs * d[1] - gys * d[0]) > 0.85 * (np.hypot(gxs, gys) + 1e-6)
+    hit = (edges[ys, xs] > 0) & across
+    if inside is not None:
+        hit &= inside
+    return bool(hit.mean() >= 0.5)
+
+
+def _runs_past(cand: np.ndarray, i: int, near: np.ndarray, gx: np.ndarray,
+               gy: np.ndarray) -> bool:
+    """Whether the lines of both sides beside side i of ``cand`` run on past its ends for
+    ``RUN_ON_CM`` (each side's px per cm from its own length: 16 or 10 cm)."""
+    lengths = [float(np.linalg.norm(cand[(k + 1) % 4] - cand[k])) for k in range(4)]
+    long_pair = 0 if lengths[0] + lengths[2] >= lengths[1] + lengths[3] else 1
+    ends = ((i, (i - 1) % 4, (i - 1) % 4), ((i + 1) % 4, (i + 2) % 4, (i + 1) % 4))
+    for corner, other, k in ends:  # (the corner, the far end of side k beside it)
+        cm = TRAY_CM[0] if k % 2 == long_pair else TRAY_CM[1]
+        d = cand[corner].astype(np.float64) - cand[other].astype(np.float64)
+        size = float(np.linalg.norm(d))
+        if not _corner_runs_on(cand[corner].astype(np.float64), d / max(size, 1e-6),
+                               RUN_ON_CM * size / cm, near, gx, gy):
+            return False
+    return True
+
+
+def _past_shadow_edges(choice: list[int], options, quad: np.ndarray, edges: np.ndarray,
+                       gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """The chosen quad, each side that is a shadow's edge moved out onto the floor's end.
+
+    The floor ends where its sides meet: at a corner the creases of the two sides end. A
+    shadow's edge across the floor (a wall's, parallel to it) is a straight edge too, but the
+    creases of the sides beside it run on past it to the true corners, through the shadow. So
+    a side past both of whose ends the neighbouring sides' lines run on for ``RUN_ON_CM`` more
+    (further than a cube standing at the crease could line up with it) is no end of the floor:
+    the next candidate line outward is tried, until one is an end. When none is, the
+    side stays where it was found: a line part-way into the shadow would only let a strip of
+    shadow in.
+    """
+    near = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    found = list(choice)
+    settled = [False] * 4
+    for _ in range(sum(len(o) for o in options) + 4):
+        cand = _intersect_sides([options[i][c] for i, c in enumerate(choice)], quad)
+        side = next((i for i in range(4)
+                     if not settled[i] and _runs_past(cand, i, near, gx, gy)), None)
+        if side is None:
+            return cand
+        if choice[side] + 1 < len(options[side]):
+            choice[side] += 1
+        else:
+            choice[side], settled[side] = found[side], True
+    return cand
+
 
 
 def _plausible(quad: np.ndarray) -> float:

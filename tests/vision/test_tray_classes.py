@@ -2,9 +2,10 @@
 
 Measured with ``bench_drawn.py --outline`` (seed 0, 93 oblique scenes): the far side is found on
 the rim's outer edge (about 0.86 cm out) in most oblique views, and on a wall shadow's edge
-(2.2 cm in) in every oblique view with a wall shadow. Straight views find the crease. Fixes in
-the finder were measured and not kept (see the README's tray section): the downstream settings
-lean on today's outline. When one is fixed, its mark goes.
+(2.2 cm in) in every oblique view with a wall shadow (since fixed: ``tray._past_shadow_edges``).
+Straight views find the crease. Other fixes in the finder were measured and not kept (see the
+README's tray section): the downstream settings lean on today's outline. When one is fixed, its
+mark goes.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def test_oblique_far_side_is_on_the_crease_not_the_rim():
     assert abs(_far_side_offset_cm(synth.Scene(oblique=True))) < 0.35
 
 
-@pytest.mark.xfail(strict=True, reason="oblique wall shadow's edge taken for the far side: the "
-                   "shape cannot tell when one pair of sides is parallel in the picture")
 def test_oblique_wall_shadow_edge_is_not_the_far_side():
+    # the neighbouring sides' creases run on past a shadow's edge to the true corners
+    # (``tray._past_shadow_edges``)
     assert abs(_far_side_offset_cm(synth.Scene(oblique=True, wall_shadow=0.5))) < 0.35
 
 
