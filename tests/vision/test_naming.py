@@ -280,3 +280,48 @@ def test_a_white_cube_in_a_glare_that_clips_the_floor_stays_white():
             ((0.55, 0.56, 0.57), (0.991, 0.991, 0.991), "000", "111")]
     cubes = _readings(rows)
     assert _names(cubes)[-1] == "white"
+
+
+def _mixed(parts, floor_bgr, seed: int = 0):
+    """A piece whose pixels are ``parts`` ((colour or "shade", count) pairs): cubes' paints
+    and shaded floor (the floor at a third of its light: neutral, darker)."""
+    pxs, fls = [], []
+    for k, (what, n) in enumerate(parts):
+        if what == "shade":
+            px, fl = _patch("white", floor_bgr, n=n, seed=seed + k)
+            px = fl * np.float32(1 / 3)
+        else:
+            px, fl = _patch(what, floor_bgr, n=n, seed=seed + k)
+        pxs.append(px)
+        fls.append(fl)
+    return np.concatenate(pxs), np.concatenate(fls)
+
+
+@pytest.mark.parametrize(("parts", "colour"), [
+    ((("blue", 90), ("white", 90), ("shade", 60)), "blue"),
+    ((("green", 110), ("blue", 90), ("white", 100)), "green"),
+    ((("red", 70), ("shade", 130)), "red"),
+])
+def test_a_piece_mixing_a_strong_paint_with_shaded_floor_is_named_by_that_paint(parts, colour):
+    """A piece at the tower's mouth holds its cube's paint, shaded floor between the cubes and
+    a neighbour's fringe: the channel-wise median lies between them and reads dull (a blue as
+    white, a green as brown). A third of the piece strongly coloured, mostly in one hue, is that
+    paint's cube."""
+    base = (0.2, 0.3, 0.4)
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    cubes.append(dict(cube_colour(*_mixed(parts, base))))
+    assert _names(cubes) == [*COLOURS, colour]
+
+
+@pytest.mark.parametrize(("parts", "colour"), [
+    ((("white", 150), ("blue", 40), ("shade", 50)), "white"),
+    ((("brown", 150), ("red", 30), ("green", 30)), "brown"),
+    ((("black", 120), ("shade", 100)), "black"),
+])
+def test_a_dull_piece_with_a_fringe_of_paint_keeps_its_name(parts, colour):
+    """Under a third of the piece strongly coloured (a neighbour's fringe), or strong pixels
+    of no one hue: the dull cube's own pixels decide."""
+    base = (0.2, 0.3, 0.4)
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    cubes.append(dict(cube_colour(*_mixed(parts, base))))
+    assert _names(cubes) == [*COLOURS, colour]
