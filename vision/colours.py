@@ -224,13 +224,18 @@ STRONG_CHROMA = 0.5 * (
 # fringe).
 STRONG_SHARE = 1 / 3
 # Hues within this of the strong pixels' modal hue are one paint (degrees; the strong paints'
-# hues lie 60 degrees apart or more).
+# hues lie 50 degrees apart or more).
 HUE_REACH = 30.0
+# The strong paints' hues (degrees, floor-normalised Lab): a strongly coloured part of another
+# hue (a white cube in a tinted light reads cyan against the floor) is no paint of theirs.
+STRONG_HUES = np.array([np.degrees(np.arctan2(DEFAULT_REFS[c][2], DEFAULT_REFS[c][1])) % 360
+                        for c in DEFAULT_REFS if c not in _DULL], np.float32)
 
 
 def _strong_paint(ratio: np.ndarray, median: np.ndarray) -> np.ndarray | None:
     """The pixels of one strong paint (a boolean mask), when the piece's median reads dull but
-    a third of its pixels or more are strongly coloured, most of them in one hue; else None.
+    a third of its pixels or more are strongly coloured, most of them in one strong paint's
+    hue; else None.
 
     Why: where a cube's piece also holds shaded floor (neutral: shadows only darken) and a
     neighbour's pixels, the channel-wise median lies between the paints and the floor and reads
@@ -246,6 +251,8 @@ def _strong_paint(ratio: np.ndarray, median: np.ndarray) -> np.ndarray | None:
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))
     hist = np.bincount(((hue[strong] % 360) // HUE_REACH).astype(int), minlength=12)
     mode = (np.argmax(hist) + 0.5) * HUE_REACH
+    if np.min(np.abs((STRONG_HUES - mode + 180) % 360 - 180)) > HUE_REACH:
+        return None
     near = strong & (np.abs((hue - mode + 180) % 360 - 180) <= HUE_REACH)
     return near if near.sum() > 0.5 * strong.sum() else None
 

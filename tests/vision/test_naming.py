@@ -10,6 +10,7 @@ from vision.colours import (
     CLIPPED,
     FLOOR_ALBEDO,
     ColourModel,
+    _strong_paint,
     cube_colour,
     lab_from_linear,
     linear_from_lab,
@@ -325,3 +326,21 @@ def test_a_dull_piece_with_a_fringe_of_paint_keeps_its_name(parts, colour):
     cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
     cubes.append(dict(cube_colour(*_mixed(parts, base))))
     assert _names(cubes) == [*COLOURS, colour]
+
+
+def test_a_strong_part_of_no_strong_paints_hue_is_no_paint():
+    """A white cube in a light of another colour than the floor's (s002/drop02: a glare)
+    reads strongly cyan against the floor over most of it: no strong paint has that hue, so
+    it is not measured as one (it read white all the same, but at 0.6 instead of 1.0). The
+    same share of blue pixels is."""
+    rng = np.random.default_rng(0)
+
+    def rows(lab, n):
+        return linear_from_lab(np.array(lab) + rng.normal(0, 1.0, (n, 3))).astype(np.float32)
+
+    white = rows((123.1, -2.5, -26.1), 100)
+    median = linear_from_lab(np.array((120.0, -15.0, -28.0)))[0]  # dull: chroma 32
+    cyan = np.concatenate([white, rows((150.0, -35.0, -35.0), 150)])
+    assert _strong_paint(cyan, median) is None
+    blue = np.concatenate([white, rows((65.0, 28.3, -75.7), 150)])
+    assert _strong_paint(blue, median).sum() == 150
