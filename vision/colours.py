@@ -249,7 +249,7 @@ def _strong_paint(ratio: np.ndarray, median: np.ndarray) -> np.ndarray | None:
     if strong.sum() < STRONG_SHARE * len(ratio):
         return None
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))
-    hist = np.bincount(((hue[strong] % 360) // HUE_REACH).astype(int), minlength=12)
+    hist = np.bincount(((hue[strong] % 360) // HUE_REACH).astype(int))
     mode = (np.argmax(hist) + 0.5) * HUE_REACH
     if np.min(np.abs((STRONG_HUES - mode + 180) % 360 - 180)) > HUE_REACH:
         return None
