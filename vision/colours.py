@@ -184,11 +184,22 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
     towards the light carry the paint's colour best). ``low`` (bool per B, G, R): the cube's
     own pixels are clipped there, so the true ratio is at least ``ratio``. ``high``: the floor
     is clipped there (a bright print in strong light), so the true ratio is at most ``ratio``.
-    Both: that channel says nothing.
+    Both: that channel says nothing. A piece whose median reads dull while a good share of it
+    shows one strong paint is a mix, measured on that paint alone (``_strong_paint``).
     """
     pixels_lin = np.asarray(pixels_lin, np.float32).reshape(-1, 3)
     floor_lin = np.asarray(floor_lin, np.float32).reshape(-1, 3)
     ratio = floor_ratio(pixels_lin, floor_lin)
+    m = _measured(pixels_lin, floor_lin, ratio)
+    strong = _strong_paint(ratio, m["ratio"])
+    if strong is not None:
+        m = {**_measured(pixels_lin[strong], floor_lin[strong], ratio[strong]),
+             "floor_spread": m["floor_spread"]}
+    return m
+
+
+def _measured(pixels_lin: np.ndarray, floor_lin: np.ndarray, ratio: np.ndarray) -> dict:
+    """``cube_colour``'s measurement of a set of pixels (see there)."""
     lum = ratio @ LUMA_BGR
     lo_q, hi_q = np.percentile(lum, [50, 85])
     top = (lum >= lo_q) & (lum <= hi_q)
@@ -199,6 +210,51 @@ def cube_colour(pixels_lin: np.ndarray, floor_lin: np.ndarray) -> dict:
         "floor": row_medians(floor_lin[top].T),
         "floor_spread": _floor_spread(floor_lin),
     }
+
+
+# Paint chroma (floor-normalised Lab) that no pale or dark paint reaches: midway between the
+# most chromatic of white, black and brown and the least chromatic of blue, red, green, yellow
+# (their references: about 26 and 46). Shadows only darken, so shaded floor reads neutral.
+_DULL = ("white", "black", "brown")
+STRONG_CHROMA = 0.5 * (
+    max(float(np.hypot(*DEFAULT_REFS[c][1:])) for c in _DULL)
+    + min(float(np.hypot(*DEFAULT_REFS[c][1:])) for c in DEFAULT_REFS if c not in _DULL))
+# The share of a piece that must be strongly coloured for it to be a coloured cube's: a third (a
+# piece is meant to be one cube; the rest may be shaded floor between cubes and a neighbour's
+# fringe).
+STRONG_SHARE = 1 / 3
+# Hues within this of the strong pixels' modal hue are one paint (degrees; the strong paints'
+# hues lie 50 degrees apart or more).
+HUE_REACH = 30.0
+# The strong paints' hues (degrees, floor-normalised Lab): a strongly coloured part of another
+# hue (a white cube in a tinted light reads cyan against the floor) is no paint of theirs.
+STRONG_HUES = np.array([np.degrees(np.arctan2(DEFAULT_REFS[c][2], DEFAULT_REFS[c][1])) % 360
+                        for c in DEFAULT_REFS if c not in _DULL], np.float32)
+
+
+def _strong_paint(ratio: np.ndarray, median: np.ndarray) -> np.ndarray | None:
+    """The pixels of one strong paint (a boolean mask), when the piece's median reads dull but
+    a third of its pixels or more are strongly coloured, most of them in one strong paint's
+    hue; else None.
+
+    Why: where a cube's piece also holds shaded floor (neutral: shadows only darken) and a
+    neighbour's pixels, the channel-wise median lies between the paints and the floor and reads
+    as a dull colour (a red or green as brown, a blue as white). A dull cube's own pixels are
+    never strongly coloured, so a third of them strongly coloured is a coloured cube's; and the
+    piece is meant to be one cube, so its own paint outnumbers a neighbour's fringe."""
+    if len(ratio) < 9 or np.hypot(*lab_from_linear(median)[0, 1:]) >= STRONG_CHROMA:
+        return None
+    lab = lab_from_linear(ratio)
+    strong = np.hypot(lab[:, 1], lab[:, 2]) >= STRONG_CHROMA
+    if strong.sum() < STRONG_SHARE * len(ratio):
+        return None
+    hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))
+    hist = np.bincount(((hue[strong] % 360) // HUE_REACH).astype(int))
+    mode = (np.argmax(hist) + 0.5) * HUE_REACH
+    if np.min(np.abs((STRONG_HUES - mode + 180) % 360 - 180)) > HUE_REACH:
+        return None
+    near = strong & (np.abs((hue - mode + 180) % 360 - 180) <= HUE_REACH)
+    return near if near.sum() > 0.5 * strong.sum() else None
 
 
 def _floor_spread(floor_lin: np.ndarray) -> float:

@@ -10,6 +10,7 @@ from vision.colours import (
     CLIPPED,
     FLOOR_ALBEDO,
     ColourModel,
+    _strong_paint,
     cube_colour,
     lab_from_linear,
     linear_from_lab,
@@ -280,3 +281,66 @@ def test_a_white_cube_in_a_glare_that_clips_the_floor_stays_white():
             ((0.55, 0.56, 0.57), (0.991, 0.991, 0.991), "000", "111")]
     cubes = _readings(rows)
     assert _names(cubes)[-1] == "white"
+
+
+def _mixed(parts, floor_bgr, seed: int = 0):
+    """A piece whose pixels are ``parts`` ((colour or "shade", count) pairs): cubes' paints
+    and shaded floor (the floor at a third of its light: neutral, darker)."""
+    pxs, fls = [], []
+    for k, (what, n) in enumerate(parts):
+        if what == "shade":
+            px, fl = _patch("white", floor_bgr, n=n, seed=seed + k)
+            px = fl * np.float32(1 / 3)
+        else:
+            px, fl = _patch(what, floor_bgr, n=n, seed=seed + k)
+        pxs.append(px)
+        fls.append(fl)
+    return np.concatenate(pxs), np.concatenate(fls)
+
+
+@pytest.mark.parametrize(("parts", "colour"), [
+    ((("blue", 90), ("white", 90), ("shade", 60)), "blue"),
+    ((("green", 110), ("blue", 90), ("white", 100)), "green"),
+    ((("red", 70), ("shade", 130)), "red"),
+])
+def test_a_piece_mixing_a_strong_paint_with_shaded_floor_is_named_by_that_paint(parts, colour):
+    """A piece at the tower's mouth holds its cube's paint, shaded floor between the cubes and
+    a neighbour's fringe: the channel-wise median lies between them and reads dull (a blue as
+    white, a green as brown). A third of the piece strongly coloured, mostly in one hue, is that
+    paint's cube."""
+    base = (0.2, 0.3, 0.4)
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    cubes.append(dict(cube_colour(*_mixed(parts, base))))
+    assert _names(cubes) == [*COLOURS, colour]
+
+
+@pytest.mark.parametrize(("parts", "colour"), [
+    ((("white", 150), ("blue", 40), ("shade", 50)), "white"),
+    ((("brown", 150), ("red", 30), ("green", 30)), "brown"),
+    ((("black", 120), ("shade", 100)), "black"),
+])
+def test_a_dull_piece_with_a_fringe_of_paint_keeps_its_name(parts, colour):
+    """Under a third of the piece strongly coloured (a neighbour's fringe), or strong pixels
+    of no one hue: the dull cube's own pixels decide."""
+    base = (0.2, 0.3, 0.4)
+    cubes = [dict(cube_colour(*_patch(c, base, seed=i))) for i, c in enumerate(COLOURS)]
+    cubes.append(dict(cube_colour(*_mixed(parts, base))))
+    assert _names(cubes) == [*COLOURS, colour]
+
+
+def test_a_strong_part_of_no_strong_paints_hue_is_no_paint():
+    """A white cube in a light of another colour than the floor's (s002/drop02: a glare)
+    reads strongly cyan against the floor over most of it: no strong paint has that hue, so
+    it is not measured as one (it read white all the same, but at 0.6 instead of 1.0). The
+    same share of blue pixels is."""
+    rng = np.random.default_rng(0)
+
+    def rows(lab, n):
+        return linear_from_lab(np.array(lab) + rng.normal(0, 1.0, (n, 3))).astype(np.float32)
+
+    white = rows((123.1, -2.5, -26.1), 100)
+    median = linear_from_lab(np.array((120.0, -15.0, -28.0)))[0]  # dull: chroma 32
+    cyan = np.concatenate([white, rows((150.0, -35.0, -35.0), 150)])
+    assert _strong_paint(cyan, median) is None
+    blue = np.concatenate([white, rows((65.0, 28.3, -75.7), 150)])
+    assert _strong_paint(blue, median).sum() == 150
