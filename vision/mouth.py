@@ -212,8 +212,3 @@ def mouth_top_faces(rect_lin: np.ndarray, px_per_cm: float,
     pieces = cv2.dilate(which[labels].astype(np.uint8), rim) & faces
     return tops[keep], pieces > 0
 
-
-def mouth_tops(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
-               side: int, known: np.ndarray, floor_in: np.ndarray | None = None) -> np.ndarray:
-    """The top faces of ``mouth_top_faces`` alone."""
-    return mouth_top_faces(rect_lin, px_per_cm, floor_box, side, known, floor_in)[0]

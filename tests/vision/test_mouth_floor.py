@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision.cubefit import on_one_side
-from vision.mouth import _row_floor, _side_band, mouth_floor, mouth_tops
+from vision.mouth import _row_floor, _side_band, mouth_floor, mouth_top_faces
 from vision.tray import view_from_corners
 
 PPC = 20.0
@@ -113,10 +113,10 @@ def test_a_top_face_painted_like_the_mouths_floor_is_found_by_its_outline():
     _outlined_top(lin, 26, 100)  # across the side: its top beyond, its near rim inside
     _outlined_top(lin, 120, 200)  # on the floor proper: the floor's own outlines' business
     assert not mouth_floor(lin, PPC, BOX, 0)[26:42, 100:116].any()  # no colour, no light
-    tops = mouth_tops(lin, PPC, BOX, 0, np.zeros((0, 2)))
+    tops, _ = mouth_top_faces(lin, PPC, BOX, 0, np.zeros((0, 2)))
     assert len(tops) == 1 and np.allclose(tops[0], (107.5, 33.5), atol=1.5)
     # a top the floor's outlines already hold is not repeated
-    assert len(mouth_tops(lin, PPC, BOX, 0, tops + 2.0)) == 0
+    assert len(mouth_top_faces(lin, PPC, BOX, 0, tops + 2.0)[0]) == 0
 
 
 def test_the_mouths_top_faces_are_found_beyond_each_side():
@@ -126,7 +126,7 @@ def test_the_mouths_top_faces_are_found_beyond_each_side():
         rot = np.ascontiguousarray(np.rot90(lin, -k))  # the top side turned to side k
         h, w = rot.shape[:2]
         box = [BOX, (20, 20, w - 40, h - 20), (20, 20, w - 20, h - 40), (40, 20, w - 20, h - 20)][k]
-        tops = mouth_tops(rot, PPC, box, k, np.zeros((0, 2)))
+        tops, _ = mouth_top_faces(rot, PPC, box, k, np.zeros((0, 2)))
         assert len(tops) == 1, k
         # back to the unturned view: the top's centre where it was drawn
         x, y = tops[0]
