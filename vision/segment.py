@@ -30,6 +30,7 @@ from vision.outlines import (
     NOISE_FLOOR,
     Outlines,
     _bbox,
+    _bboxes,
     _components,
     _log,
     _present,
@@ -92,6 +93,10 @@ EDGE_RUN_CM = 1.6
 SIDE_CUBE_SHARE = 0.25
 # A piece wholly beyond a side is a cube when it covers this many footprints (``_wholly_beyond``).
 WHOLLY_BEYOND_CUBES = (0.5, 2.5)
+# the most a cube's part the floor estimate found beside its outlined part can cover (cm^2):
+# the cube's whole footprint, top and the sides an oblique camera sees, with its halo
+# (``_painted_like_outlined``)
+CUBE_PART_CM2 = 4.0
 
 
 @dataclass
@@ -323,6 +328,7 @@ def cube_masks(
     kept = _edged_or_other(
         own, edge & (_straight(edge, px_per_cm) ^ 1) & cv2.erode(apart, np.ones((3, 3), np.uint8)),
         rect_lin, px_per_cm)
+    kept |= _painted_like_outlined(own & (kept ^ 1), outlined, rect_lin, px_per_cm, shade, m)
     if doubts is not None:
         doubts += _dark_left_out(own & (kept ^ 1), neutral, px_per_cm)
     strong = (strong & (own ^ 1)) | kept
@@ -656,6 +662,66 @@ def _continued_beyond(strong: np.ndarray, rect_lin: np.ndarray,
         keep = _present(lab[sub > 0], m)
         keep[0] = False
         out[by0:by1, bx0:bx1] |= cand & keep[lab].astype(np.uint8)
+    return out
+
+
+def _painted_like_outlined(pieces: np.ndarray, outlined: np.ndarray, rect_lin: np.ndarray,
+                           px_per_cm: float, shade: np.ndarray | None = None,
+                           light: np.ndarray | None = None) -> np.ndarray:
+    """The pieces of ``pieces`` (uint8) that touch an outlined thing painted like them: its
+    colour (lightness out, ``_chroma``) within ``CHROMA_STEP`` of the median of the thing's
+    interior, in each piece's median, off the shadow's tint ``shade`` (``_off_tint``: a
+    cube's shaded side is its paint in less of the lamp's light).
+
+    Why: what the floor estimate adds beside the outlined things must be edged on its own,
+    their edges beside it not counting (a band of the estimate's error along a lamp's shadow
+    edge passed on a red cube's outline). But a cube is one paint: when only part of a cube is
+    outlined (a brown's shaded side, enclosed by edges) the rest of it (its top, cut by the
+    outline's side, beside a green) had only its far edge left and was lost (s004/drop08). A
+    band of the estimate's error is the floor's paint, unlike the cube it touches.
+    With ``light`` (the frame's lightness change over the floor estimate, log), only pieces
+    darker than the floor: a glare greys the tops it lies on and the floor around them alike,
+    so the glare beside them reads as their paint; it only brightens (as for
+    ``_faintly_outlined``).
+    """
+    out = np.zeros_like(pieces)
+    n, labels = cv2.connectedComponents(pieces, connectivity=8)
+    if n <= 1:
+        return out
+    h, w = pieces.shape
+    r = round(px_per_cm)
+    k3, k7 = np.ones((3, 3), np.uint8), np.ones((7, 7), np.uint8)
+    # (a part of a cube worth counting, as elsewhere here: a fifth of a cube's area; the rims
+    # left beside the things' dilation are their own blur and halo; and no more than the
+    # rest of one cube can be, ``CUBE_PART_CM2``: a glare around glared tops is of their
+    # (the glare's) colour too)
+    cube_px = px_per_cm * px_per_cm
+    area = np.bincount(labels.ravel(), minlength=n)
+    which = np.flatnonzero((area >= 0.2 * cube_px) & (area <= CUBE_PART_CM2 * cube_px))
+    which = which[which > 0]
+    for i, (bx, by, bw, bh) in zip(which, _bboxes(labels, which), strict=True):
+        x0, y0 = max(bx - r, 0), max(by - r, 0)
+        x1, y1 = min(bx + bw + r, w), min(by + bh + r, h)
+        piece = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        if light is not None and np.median(light[y0:y1, x0:x1][piece > 0]) >= 0:
+            continue
+        things = outlined[y0:y1, x0:x1]
+        _, tl = cv2.connectedComponents(things, connectivity=8)
+        # (``pieces`` lie 2 px off the things: beyond their dilation by 5 x 5)
+        touched = np.unique(tl[(cv2.dilate(piece, k7) > 0) & (things > 0)])
+        if touched.size == 0:
+            continue
+        cs = _chroma(rect_lin[y0:y1, x0:x1], px_per_cm)
+        paint = np.median(cs[piece > 0], axis=0)
+        inner = cv2.erode(things, k3)
+        for j in touched:
+            thing = tl == j
+            core = thing & (inner > 0)
+            core = core if core.any() else thing
+            diff = _off_tint(np.median(cs[core], axis=0) - paint, shade)
+            if _channel_max(np.abs(diff)) < CHROMA_STEP:
+                out[y0:y1, x0:x1] |= piece
+                break
     return out
 
 

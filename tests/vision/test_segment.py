@@ -211,3 +211,49 @@ def test_a_crease_run_is_a_thin_line_not_a_mass_of_edges():
     runs = _crease_runs(edge, 20.0)
     assert runs[21, 80] and runs[21, 20]
     assert not runs[50:95, 40:85].any()
+
+
+def test_a_piece_beside_an_outlined_thing_of_its_paint_is_kept_the_floors_paint_is_not():
+    """What the floor estimate adds beside an outlined thing (the pieces 2 px beyond its
+    dilation) is kept when painted like it: a brown's top beside its own outlined shaded side
+    (s004/drop08: its far edge cut by the outline's side, its near edges the side's). A band of
+    the floor's own paint (the estimate's error along a shadow edge), a green beside a brown,
+    and a rim thinner than a fifth of a cube are not."""
+    from vision.segment import _painted_like_outlined
+
+    floor = np.array([0.35, 0.50, 0.70], np.float32)  # linear BGR: a pale cream print
+    brown = np.array([0.03, 0.06, 0.20], np.float32)
+    green = np.array([0.06, 0.20, 0.05], np.float32)
+    lin = np.empty((140, 200, 3), np.float32)
+    lin[:] = floor
+    pieces = np.zeros((140, 200), np.uint8)
+    outlined = np.zeros_like(pieces)
+    lin[60:70, 20:40] = 0.5 * brown  # a brown's shaded side, outlined
+    outlined[60:70, 20:40] = 1
+    lin[40:58, 20:40] = brown  # its top, 2 px off: the estimate's piece
+    pieces[40:58, 20:40] = 1
+    lin[72:85, 20:40] = 0.6 * floor  # the floor in shade below the side
+    pieces[72:85, 20:40] = 1
+    lin[60:70, 90:110] = 0.5 * brown  # another brown's side, a green top beside it
+    outlined[60:70, 90:110] = 1
+    lin[40:58, 90:110] = green
+    pieces[40:58, 90:110] = 1
+    lin[60:70, 150:170] = 0.5 * brown  # a third, with a 2 px rim of its paint beside it
+    outlined[60:70, 150:170] = 1
+    lin[72:74, 150:170] = 0.5 * brown
+    pieces[72:74, 150:170] = 1
+    kept = _painted_like_outlined(pieces, outlined, lin, PX)
+    assert kept[48, 30]
+    assert not kept[78, 30] and not kept[48, 100] and not kept[72, 160]
+    # a glare greys a top and the floor around it alike: the glare beside an outlined glared
+    # top reads as its paint, but it is brighter than the floor, and a glare only brightens
+    lin[100:110, 20:40] = 0.9  # a glared top, outlined
+    outlined[100:110, 20:40] = 1
+    lin[112:130, 20:40] = 0.85  # the glare on the floor beside it
+    pieces[112:130, 20:40] = 1
+    light = np.zeros(pieces.shape, np.float32)
+    light[112:130, 20:40] = 0.6
+    light[40:58, 20:40] = -1.5
+    assert _painted_like_outlined(pieces, outlined, lin, PX)[120, 30]
+    kept = _painted_like_outlined(pieces, outlined, lin, PX, light=light)
+    assert kept[48, 30] and not kept[120, 30]
