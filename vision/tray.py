@@ -43,6 +43,10 @@ SURROUND_CM = (3.0, 5.0)
 ODD_AB = 8.0  # CIE a, b units
 ODD_LOG_L = 0.5
 ODD_FACTOR = 3.0
+# A surrounding zone counts when this much of it (cm^2, on the table) is in the frame: enough
+# for a median colour, however little of the zone that is (a tower side near the frame's edge
+# shows only a corner of its zones).
+ZONE_IN_VIEW_CM2 = 2.0
 # Kept beyond the tower's side on top of MARGIN_CM. One cube (1.0) keeps the cubes standing in
 # the mouth's shadow whole, but also lets the cubes still on the ramp in: with today's counter
 # that cost more than it gave (trays-rendered holdout with reference 21 -> 19 of 26), so 0.
@@ -707,7 +711,8 @@ def trim_walls(view: TrayView, image: np.ndarray) -> TrayView:
 def _surroundings(image: np.ndarray, view: TrayView, scale: float = 1.0
                   ) -> list[np.ndarray | None]:
     """Median CIE Lab of what lies SURROUND_CM beyond each side (top, right, bottom, left, as
-    ``TrayView.pads``) over the middle 80 % of the side; None where that is mostly out of frame.
+    ``TrayView.pads``) over the middle 80 % of the side; None where less than
+    ``ZONE_IN_VIEW_CM2`` of it is in the frame.
     ``image`` may be a copy of the frame scaled by ``scale``."""
     ppc = 10.0  # coarse: only a median colour is wanted
     near, far = SURROUND_CM
@@ -728,7 +733,7 @@ def _surroundings(image: np.ndarray, view: TrayView, scale: float = 1.0
         to_zone = np.array([[1.0, 0, -zx0], [0, 1.0, -zy0], [0, 0, 1.0]]) @ big.to_rect
         size = (zx1 - zx0, zy1 - zy0)
         m = cv2.warpPerspective(whole, to_zone, size, flags=cv2.INTER_NEAREST) > 0
-        if m.mean() > 0.3:
+        if m.sum() > ZONE_IN_VIEW_CM2 * ppc * ppc:
             rect = cv2.warpPerspective(image, to_zone, size, flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
             lab = cv2.cvtColor(rect, cv2.COLOR_BGR2Lab)
