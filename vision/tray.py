@@ -43,6 +43,10 @@ SURROUND_CM = (3.0, 5.0)
 ODD_AB = 8.0  # CIE a, b units
 ODD_LOG_L = 0.5
 ODD_FACTOR = 3.0
+# A surrounding zone counts when this much of it (cm^2, on the table) is in the frame: enough
+# for a median colour, however little of the zone that is (a tower side near the frame's edge
+# shows only a corner of its zones).
+ZONE_IN_VIEW_CM2 = 2.0
 # Kept beyond the tower's side on top of MARGIN_CM. One cube (1.0) keeps the cubes standing in
 # the mouth's shadow whole, but also lets the cubes still on the ramp in: with today's counter
 # that cost more than it gave (trays-rendered holdout with reference 21 -> 19 of 26), so 0.
@@ -52,6 +56,18 @@ HIDDEN_EXTRA_CM = 0.0
 # edge across the floor, not its end (``_past_shadow_edges``): further than a cube at the crease
 # could line up with a side.
 RUN_ON_CM = 1.0
+
+# The tower's side from its crease's ends (``_tower_side_by_ends``): each end is looked at over
+# this stretch of the side (fractions from its corner: the 3 cm beside the wall, where the
+# mouth's cubes seldom stand), for lines within END_REACH_CM of the side found (sides found
+# along the mouth have been up to 1.3 cm off the crease).
+END_STRETCH = (0.02, 0.2)
+END_REACH_CM = 2.0
+# An outline whose shape is within this of a 16 x 10 rectangle seen through a pinhole camera
+# (``_aspect_misfit``: about a log aspect ratio) is left as found: 0.04 is a side about 0.4 cm
+# off on the 10 cm sides; the tower's side is re-found only for outlines further off, and only
+# a re-found side that brings the shape within it is kept.
+SHAPE_TOL = 0.04
 
 _WORK_WIDTH = 576  # the floor is found on a copy this wide
 
@@ -707,7 +723,8 @@ def trim_walls(view: TrayView, image: np.ndarray) -> TrayView:
 def _surroundings(image: np.ndarray, view: TrayView, scale: float = 1.0
                   ) -> list[np.ndarray | None]:
     """Median CIE Lab of what lies SURROUND_CM beyond each side (top, right, bottom, left, as
-    ``TrayView.pads``) over the middle 80 % of the side; None where that is mostly out of frame.
+    ``TrayView.pads``) over the middle 80 % of the side; None where less than
+    ``ZONE_IN_VIEW_CM2`` of it is in the frame.
     ``image`` may be a copy of the frame scaled by ``scale``."""
     ppc = 10.0  # coarse: only a median colour is wanted
     near, far = SURROUND_CM
@@ -728,7 +745,7 @@ def _surroundings(image: np.ndarray, view: TrayView, scale: float = 1.0
         to_zone = np.array([[1.0, 0, -zx0], [0, 1.0, -zy0], [0, 0, 1.0]]) @ big.to_rect
         size = (zx1 - zx0, zy1 - zy0)
         m = cv2.warpPerspective(whole, to_zone, size, flags=cv2.INTER_NEAREST) > 0
-        if m.mean() > 0.3:
+        if m.sum() > ZONE_IN_VIEW_CM2 * ppc * ppc:
             rect = cv2.warpPerspective(image, to_zone, size, flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
             lab = cv2.cvtColor(rect, cv2.COLOR_BGR2Lab)
@@ -794,6 +811,91 @@ def with_hidden_side(view: TrayView, image: np.ndarray, extra_cm: float = HIDDEN
                              hidden_cm=margin_cm + extra_cm)
 
 
+def _end_peaks(a: np.ndarray, u: np.ndarray, n: np.ndarray, ts: np.ndarray, reach: float,
+               near: np.ndarray, gx: np.ndarray, gy: np.ndarray) -> list[float]:
+    """Offsets (px along ``n``) of straight edges across a side's stretch ``ts`` (fractions of
+    ``u`` from ``a``) within ``reach`` px either way: the peak of each run of offsets where
+    most of the stretch lies on edge pixels whose gradient runs across the side."""
+    h, w = near.shape
+    offs = np.arange(-reach, reach + 1.0)
+    px = a[0] + ts[None, :] * u[0] + offs[:, None] * n[0]
+    py = a[1] + ts[None, :] * u[1] + offs[:, None] * n[1]
+    xs, ys, inside = _sample_grid(px, py, w, h)
+    g1, g2 = gx[ys, xs], gy[ys, xs]
+    across = np.abs(g1 * n[0] + g2 * n[1]) > 0.85 * (np.hypot(g1, g2) + 1e-6)
+    hit = (near[ys, xs] > 0) & across
+    if inside is not None:
+        hit &= inside
+    support = hit.mean(axis=1)
+    good = support >= 0.5
+    peaks, j = [], 0
+    while j < len(offs):
+        if good[j]:
+            k = j
+            while k + 1 < len(offs) and good[k + 1]:
+                k += 1
+            peaks.append(float(offs[j + int(np.argmax(support[j: k + 1]))]))
+            j = k + 1
+        else:
+            j += 1
+    return peaks
+
+
+def _tower_side_by_ends(quad: np.ndarray, side: int, edges: np.ndarray,
+                        gray: np.ndarray) -> np.ndarray | None:
+    """The quad with the tower's side moved onto the crease as its two ends show it, or None
+    when the side stays where it was found.
+
+    Cubes in the tower's mouth stand along that side and hide the middle of its crease, so the
+    side found from its middle stretch may be another straight edge near it (the mouth's
+    shadow, the tower's body, a row of cubes), and the outline then is no rectangle in shape.
+    The crease's ends at the two walls stay in view: each end (``END_STRETCH`` of the side
+    next to a corner) gives its own candidate offsets, each pair of them a line, and the line
+    kept is the one that makes the outline most like a 16 x 10 rectangle seen through a pinhole
+    camera with the other three sides where they are (the crease is parallel to the opposite
+    side: a wrong offset or tilt breaks the shape). Only an outline off in shape by more than
+    ``SHAPE_TOL`` is looked at again (the shape cannot rank lines within it), and only a line
+    that brings it within is taken.
+    """
+    h, w = edges.shape
+    centre = (w / 2.0, h / 2.0)
+    if _aspect_misfit(quad, centre, w) <= SHAPE_TOL:
+        return None
+    near = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
+    q = quad.astype(np.float64)
+    a, b = q[side], q[(side + 1) % 4]
+    u = b - a
+    size = float(np.linalg.norm(u))
+    lengths = [float(np.linalg.norm(q[(k + 1) % 4] - q[k])) for k in range(4)]
+    long_pair = 0 if lengths[0] + lengths[2] >= lengths[1] + lengths[3] else 1
+    ppc = size / (TRAY_CM[0] if side % 2 == long_pair else TRAY_CM[1])
+    n = np.array([-u[1], u[0]]) / max(size, 1e-6)
+    if np.dot(q.mean(axis=0) - (a + b) / 2, n) < 0:
+        n = -n
+    lo, hi = END_STRETCH
+    ends = (np.linspace(lo, hi, 16), np.linspace(1 - hi, 1 - lo, 16))
+    peaks = [_end_peaks(a, u, n, ts, END_REACH_CM * ppc, near, gx, gy) for ts in ends]
+    lines = [(q[k], q[(k + 1) % 4]) for k in range(4)]
+    best, best_score = None, SHAPE_TOL
+    area0 = cv2.contourArea(quad.reshape(-1, 1, 2).astype(np.float32))
+    for oa in peaks[0]:
+        for ob in peaks[1]:
+            pa = a + ends[0].mean() * u + oa * n
+            pb = a + ends[1].mean() * u + ob * n
+            trial = list(lines)
+            trial[side] = (pa, pb)
+            cand = _intersect_sides(trial, quad)
+            c2 = cand.reshape(-1, 1, 2)
+            if not cv2.isContourConvex(c2) or cv2.contourArea(c2) < 0.4 * area0:
+                continue
+            score = _aspect_misfit(cand, centre, w)
+            if score < best_score:
+                best, best_score = cand, score
+    return best
+
+
 def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     """Find the tray floor automatically; VisionError when nothing tray-like is in view."""
     h, w = image.shape[:2]
@@ -819,4 +921,15 @@ def find_tray(image: np.ndarray, *, px_per_cm: float = PX_PER_CM) -> TrayView:
     if best[0][0] > 25:
         raise VisionError("tray not found: the outline found is not a tray's shape")
     view = view_from_corners(best[1] / scale, px_per_cm=px_per_cm, auto=True, image_size=(w, h))
-    return with_hidden_side(trim_walls(view, image), image, small=small)
+    view = with_hidden_side(trim_walls(view, image), image, small=small)
+    if view.hidden is None:
+        return view
+    quad = _tower_side_by_ends(view.corners * scale, view.hidden, edges, gray)
+    if quad is None:
+        return view
+    c = quad / scale
+    mid = (c[view.hidden] + c[(view.hidden + 1) % 4]) / 2
+    margin_cm = view.margin / view.px_per_cm
+    return view_from_corners(c, px_per_cm=px_per_cm, auto=True, margin_cm=margin_cm,
+                             image_size=(w, h), hidden_at=mid,
+                             hidden_cm=margin_cm + HIDDEN_EXTRA_CM)
