@@ -244,7 +244,7 @@ def measure_cubes(
     bg_lin = floor_model(rect, ref_rect, view.px_per_cm, view.floor_box)
     rect_lin = to_linear(rect)
     # sharp edges, whatever the floor model: cubes outlined all round, and their top faces
-    outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box)
+    outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box, view.cube_footprint)
     doubts: list = []
     notes: list[str] = []
     strong, weak = cube_masks(
