@@ -244,7 +244,7 @@ def measure_cubes(
     bg_lin = floor_model(rect, ref_rect, view.px_per_cm, view.floor_box)
     rect_lin = to_linear(rect)
     # sharp edges, whatever the floor model: cubes outlined all round, and their top faces
-    outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box)
+    outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box, view.cube_footprint)
     doubts: list = []
     notes: list[str] = []
     strong, weak = cube_masks(
@@ -516,7 +516,9 @@ def _cubes_in(b, cube_area, rect_lin, bg_lin, view, tops=None) -> list[dict]:
         ok = (ix[:, 0] >= 0) & (ix[:, 0] < w) & (ix[:, 1] >= 0) & (ix[:, 1] < h)
         ix = ix[ok]
         mine = tops[ok][b.mask[ix[:, 1], ix[:, 0]]]
-        if len(mine) >= 2 or (len(mine) == 1 and est > 1.5):
+        # (one face in a blob the area alone counts as more: its cube and its shadow make two
+        # cores between one and 1.5 cubes' worth; the face's reach tells)
+        if len(mine) >= 2 or (len(mine) == 1 and (est > 1.5 or n > 1)):
             # each whole top face is one cube; what lies beyond every face's cube is counted
             # by its own area (a cube whose top is not enclosed); the whole blob's area, shadows
             # and halos between the cubes included, overcounts (tried as a floor: with the

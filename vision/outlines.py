@@ -191,8 +191,11 @@ class Outlines:
     """
 
     def __init__(self, rect_lin: np.ndarray, px_per_cm: float,
-                 floor_box: tuple[int, int, int, int]):
+                 floor_box: tuple[int, int, int, int], footprint=None):
         self.shape = rect_lin.shape[:2]
+        # (x, y) in the rectified view -> the area (rectified px) one cube standing there
+        # covers, top and seen sides (``TrayView.cube_footprint``), or None if unknown
+        self.footprint = footprint
         self.lin = rect_lin  # kept for ``cube_masks`` (read only)
         self.px_per_cm = px_per_cm
         self.box = floor_box
@@ -337,6 +340,7 @@ class Outlines:
         area = self.area
         face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
         face &= ~self._along_lines(face)
+        face &= ~self._beyond_one_cube(face)
         faces = face[self.labels].astype(np.uint8)
         # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
         rim = max(1, round(0.15 * ppc))
@@ -345,6 +349,28 @@ class Outlines:
         r = max(1, round(0.5 * EDGE_OPEN_CM * ppc))
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
         return self._full(cv2.morphologyEx(solid, cv2.MORPH_OPEN, k))
+
+    def _beyond_one_cube(self, face: np.ndarray) -> np.ndarray:
+        """Per label, whether a candidate ``face`` piece covers more of the floor plane than a
+        whole cube standing at its centre would (``footprint``: its top and every side the
+        camera sees).
+
+        Why: an edge-free piece is one cube's faces (the edges between them lost at most),
+        so it lies inside that cube's picture; bare floor enclosed by several cubes' outlines
+        and a shadow's edge has no such bound (s004: 1.12 footprints of lit floor between two
+        reds, a green, a yellow and the tower's shade, counted as a brown; real faces reach
+        0.81 at most on the renders). Only pieces over 1 cm^2 are asked: a top at a cube's
+        height maps onto the floor magnified, so no cube's footprint is smaller."""
+        out = np.zeros_like(face)
+        if self.footprint is None:
+            return out
+        big = np.nonzero(face & (self.area > self.px_per_cm ** 2))[0]
+        x0, y0 = self.box[:2]
+        for i, (x, y, w, h) in zip(big, _bboxes(self.labels, big), strict=True):
+            ys, xs = np.nonzero(self.labels[y:y + h, x:x + w] == i)
+            f = self.footprint(xs.mean() + x + x0, ys.mean() + y + y0)
+            out[i] = f is not None and self.area[i] > f
+        return out
 
     def _along_lines(self, face: np.ndarray) -> np.ndarray:
         """Per label, whether a candidate ``face`` piece is bounded mostly (over

@@ -151,3 +151,14 @@ def test_a_white_counted_on_bare_floor_is_said_unsure(scene):
     assert extra  # what the test is about: still counted (counts unchanged)
     assert all(c.uncertain for c in extra)
     assert any("reads just like the floor beside it" in w for w in reading.warnings)
+
+
+def test_one_top_face_and_its_shadow_between_one_and_two_cubes_is_one_cube():
+    """A cube whose top is whole (1.2 cm footprint) and its shadow, offset diagonally and
+    overlapping it: 1.4 cubes' worth of area with two cube-wide cores. The area alone asks the
+    cores (two), but the top face's cube explains the blob up to less than a cube's core:
+    one cube, as for a blob over 1.5 cubes with one top face (s002/drop02)."""
+    view = flat_view()
+    b, rect, floor = _scene(view, [(150, 150, 174, 174), (137, 157, 161, 181)])
+    cubes = _cubes_in(b, b.area / 1.4, rect, floor, view, np.array([[162.0, 162.0]]))
+    assert len(cubes) == 1

@@ -335,3 +335,25 @@ def test_a_pocket_of_floor_joined_through_a_gap_is_no_top_face():
     # the gaps between them, is painted like the floor (s001: it read as a fifth cube)
     o = Outlines(_top_with_a_gap((170, 190, 215), gap=8), PX, BOX)
     assert len(o.top_faces()) == 0
+
+
+def _floor_ringed_by_cubes() -> np.ndarray:
+    """Dark cubes touching in a ring (one dark frame 1 cm wide) round a square of bare floor
+    1.4 cm across, edged all round by their outlines; a white cube on the cream print
+    elsewhere."""
+    img = _canvas()
+    img[95:145, 125:175] = (60, 50, 40)
+    img[106:134, 136:164] = _canvas()[0, 0]
+    _cube(img, 260, 120, (180, 201, 227), side=(120, 135, 150), deg=20)
+    return img
+
+
+def test_floor_enclosed_by_cubes_beyond_one_cube_is_not_a_face():
+    """The enclosed floor covers more than one cube's whole picture there: no cube's faces."""
+    img = to_linear(_noisy(_floor_ringed_by_cubes()))
+    o = Outlines(img, PX, BOX, footprint=lambda x, y: 1.3 * PX * PX)
+    solid = o.solid()
+    assert not _at(solid, 150, 120)
+    assert _at(solid, 260, 120)  # the white cube's faces are within its footprint
+    # without a camera (no footprint) the enclosed floor is taken as faces, as before
+    assert _at(Outlines(img, PX, BOX).solid(), 150, 120)
