@@ -28,6 +28,7 @@ from vision.colours import LUMA_BGR, to_linear
 from vision.outlines import (
     EDGE_OPEN_CM,
     NOISE_FLOOR,
+    TOP_AREA_CM2,
     Outlines,
     _bbox,
     _bboxes,
@@ -35,6 +36,7 @@ from vision.outlines import (
     _log,
     _present,
     _straight,
+    _top_shaped,
 )
 
 # A colourless darkening to more than this share of the floor's light is shadow, not a cube.
@@ -97,6 +99,9 @@ WHOLLY_BEYOND_CUBES = (0.5, 2.5)
 # the cube's whole footprint, top and the sides an oblique camera sees, with its halo
 # (``_painted_like_outlined``)
 CUBE_PART_CM2 = 4.0
+# a top the faint edges close must have sharp edges of its own along at least this share of
+# its rim: one of its four edges (its two near sides give two, ``_faint_closed_tops``)
+OWN_RIM_SHARE = 0.25
 
 
 @dataclass
@@ -347,6 +352,7 @@ def cube_masks(
     inner[y0 + r: y1 - r, x0 + r: x1 - r] = 1
     strong |= _faintly_outlined(found & (coloured & (m < 0)) & (strong ^ 1) & inner,
                                 outlines.faint_edges() & inner, px_per_cm)
+    strong |= _faint_closed_tops(outlines, strong, bg_lin, px_per_cm)
     return strong, np.zeros_like(strong)
 
 
@@ -1116,3 +1122,69 @@ def split_blob(blob: Blob, n: int, seed: int = 0, seeds=None) -> list[np.ndarray
         m[ys[lab == j], xs[lab == j]] = True
         masks.append(m)
     return masks
+
+
+
+def _faint_closed_tops(outlines: Outlines, strong: np.ndarray, bg_lin: np.ndarray,
+                       px_per_cm: float) -> np.ndarray:
+    """White tops the sharp edges leave open but the faint ones close (uint8, rectified
+    view), each with the edges around it: an edge-free piece enclosed by the sharp and the
+    faint edges together (``Outlines.faint_edges``), shaped like a top face (``_top_shaped``),
+    not found already, no darker than the floor estimate in any channel, with sharp edges of
+    its own (``_own_outline``).
+
+    Why: white paint reflects at least as much of every colour of light as any print, so a
+    white top on a pale print is at least as bright as its floor, and its far edges against
+    that floor are only faint (s003/drop09: the white's near sides lie by a red, its top's
+    far edges are faint and its outline is open along 0.85 cm: nothing of it was found).
+    A top is bounded by its own near sides' sharp edges (the lamp lights a top and a side
+    differently); a pocket of floor the edges enclose is the floor's light too, but bounded
+    by other cubes' outlines and long lines.
+    """
+    x0, y0, x1, y1 = outlines.box
+    edge, faint = outlines.edge, outlines.faint
+    out = np.zeros(strong.shape, np.uint8)
+    bound = cv2.morphologyEx(edge | faint, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    _, labels, area = _components(1 - bound, connectivity=4)
+    cube_px = px_per_cm * px_per_cm
+    lo, hi = TOP_AREA_CM2
+    ok = (area >= lo * cube_px) & (area <= hi * cube_px)
+    ok[0] = False
+    for side in (labels[0], labels[-1], labels[:, 0], labels[:, -1]):
+        ok[side] = False  # floor between a crease and the outline
+    found = strong[y0:y1, x0:x1]
+    ok &= np.bincount(labels[found > 0], minlength=len(area)) <= 0.5 * area  # not found yet
+    cand = np.nonzero(ok)[0]
+    lines = None
+    for i, (x, y, w, h) in zip(cand, _bboxes(labels, cand), strict=True):
+        sl = (slice(max(0, y - 3), y + h + 3), slice(max(0, x - 3), x + w + 3))
+        m = (labels[sl] == i).astype(np.uint8)
+        if not _top_shaped(m, area[i], px_per_cm):
+            continue
+        if lines is None:  # worked out once, and only when a piece is shaped like a top
+            lines = _straight(edge, px_per_cm, scale=2)
+        if not _own_outline(m, edge[sl] & (lines[sl] ^ 1), found[sl]):
+            continue
+        lin = outlines.lin[y0:y1, x0:x1][sl][m > 0]
+        bg = bg_lin[y0:y1, x0:x1][sl][m > 0]
+        if np.median(_log(lin + NOISE_FLOOR) - _log(bg + NOISE_FLOOR), axis=0).min() < 0:
+            continue  # darker than the floor in some channel: no white top
+        top = cv2.dilate(m, np.ones((5, 5), np.uint8))
+        out[y0:y1, x0:x1][sl] |= top & (bound[sl] | m)
+    return out
+
+
+def _own_outline(piece: np.ndarray, sharp: np.ndarray, found: np.ndarray) -> bool:
+    """Whether ``piece`` (uint8) is bounded by sharp edges of its own (``sharp``, long
+    straight runs taken off; not within ``found``, the cubes found already) along at least
+    ``OWN_RIM_SHARE`` of its rim, and those are at least as many as the found cubes' edges
+    on its rim.
+
+    Why: a cube's top meets its own shaded near sides along sharp edges (the lamp lights a
+    top and a side differently), two of its four edges, while a pocket of floor among cubes
+    is bounded by their outlines, and one beside a crease or a shadow's edge by long lines.
+    """
+    rim = cv2.dilate(piece, np.ones((5, 5), np.uint8)) & (piece ^ 1)
+    on = rim & sharp
+    own = np.count_nonzero(on & (found ^ 1))
+    return own >= OWN_RIM_SHARE * np.count_nonzero(rim) and own >= np.count_nonzero(on) - own
