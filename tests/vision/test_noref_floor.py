@@ -267,3 +267,39 @@ def test_a_white_top_closed_by_faint_edges_is_a_cube_a_floor_pocket_is_not():
     assert not _faint_closed_tops(outlines, found, bg, PX)[84:98, 102:116].any()
     outlines.edge = np.zeros_like(outlines.edge)  # faint edges all round, no sharp one
     assert not _faint_closed_tops(outlines, none, bg, PX).any()
+
+
+def _pale(floor) -> np.ndarray:
+    img = np.zeros((240, 360, 3), np.uint8)
+    img[:] = floor
+    return img
+
+
+def _white_cube_l(img: np.ndarray, x: int, y: int) -> None:
+    """A white cube on a print of its own light, seen from above: its top (18 px, x..x+18,
+    y..y+18) unchanged, its shaded near side below and left of it and its shadow beyond, an
+    L of colourless darkening."""
+    img[y + 18:y + 24, x - 6:x + 18] = (img[y + 18:y + 24, x - 6:x + 18] * 0.8).astype(np.uint8)
+    img[y:y + 18, x - 6:x] = (img[y:y + 18, x - 6:x] * 0.8).astype(np.uint8)
+
+
+def test_a_white_cube_is_found_from_the_darkening_it_wraps():
+    """``segment._shadowed_tops``: a white cube on a pale print shows only an L of darkening
+    (its shaded sides and shadow) around a top in the floor's own light; such an L, away from
+    every cube found and from the sides, is a cube, reported in ``shadowed`` for the reading
+    to flag. Not within a shadow's reach of a found cube (its shadow), nor of a side (a
+    wall's shade)."""
+    floor = np.array((228, 232, 235), np.uint8)
+    img = _pale(floor)
+    _white_cube_l(img, 100, 90)
+    bg = to_linear(_pale(floor))
+    shadowed: list = []
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False, shadowed=shadowed)
+    assert strong[99, 109] and shadowed[0][99, 109]
+    img[90:110, 126:146] = (40, 40, 200)  # a red cube 1 cm beside it: the L may be its shadow
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert not strong[99, 109]
+    img = _pale(floor)
+    _white_cube_l(img, 46, 40)  # 1 cm from the sides
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert not strong[49, 55]
