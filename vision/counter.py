@@ -247,10 +247,11 @@ def measure_cubes(
     outlines = Outlines(rect_lin, view.px_per_cm, view.floor_box, view.cube_footprint)
     doubts: list = []
     notes: list[str] = []
+    shadowed: list = []
     strong, weak = cube_masks(
         rect, bg_lin, view.px_per_cm, view.floor_box, have_reference=reference is not None,
         outlines=outlines, beyond=tuple(k for k in range(4) if k != view.hidden),
-        doubts=doubts,
+        doubts=doubts, shadowed=shadowed,
     )
     for fx, fy in doubts:
         x, y = view.rect_to_image(np.array([[fx, fy]]))[0]
@@ -271,6 +272,8 @@ def measure_cubes(
         # a cube painted like the print: only its shaded sides and shadow show, an L of edges
         loose = _loose_outlines(edges, strong, view)
         painted = _painted_like_floor(loose, rect_lin, bg_lin, view)
+        if shadowed:  # found from the darkening they wrap (``segment._shadowed_tops``)
+            painted = painted | shadowed[0]
         strong = strong | painted
         beside, said = _painted_beside_cubes(edges, strong, rect_lin, bg_lin, view, painted)
         painted = painted | beside

@@ -28,6 +28,7 @@ from vision.colours import LUMA_BGR, to_linear
 from vision.outlines import (
     EDGE_OPEN_CM,
     NOISE_FLOOR,
+    TOP_AREA_CM2,
     Outlines,
     _bbox,
     _bboxes,
@@ -35,6 +36,7 @@ from vision.outlines import (
     _log,
     _present,
     _straight,
+    _top_shaped,
 )
 
 # A colourless darkening to more than this share of the floor's light is shadow, not a cube.
@@ -97,6 +99,14 @@ WHOLLY_BEYOND_CUBES = (0.5, 2.5)
 # the cube's whole footprint, top and the sides an oblique camera sees, with its halo
 # (``_painted_like_outlined``)
 CUBE_PART_CM2 = 4.0
+# a cube painted like the print darkens its sides and shadow by more than this (log; as the
+# counter's PAINTED_STEP) and that L spans a cube: 0.6 cm (its narrowest bearing) to 2.2 cm
+# (a top's diagonal plus a side and the shadow) (``_shadowed_tops``)
+DARK_L_STEP = 0.1
+DARK_L_SPAN_CM = (0.6, 2.2)
+# a top the faint edges close must have sharp edges of its own along at least this share of
+# its rim: one of its four edges (its two near sides give two, ``_faint_closed_tops``)
+OWN_RIM_SHARE = 0.25
 
 
 @dataclass
@@ -261,6 +271,7 @@ def cube_masks(
     outlines: Outlines | None = None,
     beyond: tuple[int, ...] = (0, 1, 2, 3),
     doubts: list | None = None,
+    shadowed: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(strong, weak) cube masks on the rectified view.
 
@@ -272,7 +283,9 @@ def cube_masks(
     ``beyond``: the sides (top, right, bottom, left) across which a blob is continued
     (``_continued_beyond``; not the tower's, whose band is no single paint), a coloured sliver
     along the side too (``_cut_at_side``), and beyond which a cube standing on the outline is
-    taken (``_wholly_beyond``). Brightening is judged against the lit floor nearby
+    taken (``_wholly_beyond``). ``shadowed``: given a list, the cubes found from the darkening
+    they wrap alone (``_shadowed_tops``) are appended to it as one mask, for the reading to
+    flag. Brightening is judged against the lit floor nearby
     (``_brighter_than_near``), and inside a piece not edged as a whole, a cube of another
     paint on its own (``_edged_or_other``).
     """
@@ -347,6 +360,11 @@ def cube_masks(
     inner[y0 + r: y1 - r, x0 + r: x1 - r] = 1
     strong |= _faintly_outlined(found & (coloured & (m < 0)) & (strong ^ 1) & inner,
                                 outlines.faint_edges() & inner, px_per_cm)
+    strong |= _faint_closed_tops(outlines, strong, bg_lin, px_per_cm)
+    lone = _shadowed_tops(m, chroma, strong, floor_box, px_per_cm)
+    strong |= lone
+    if shadowed is not None:
+        shadowed.append(lone)
     return strong, np.zeros_like(strong)
 
 
@@ -1116,3 +1134,123 @@ def split_blob(blob: Blob, n: int, seed: int = 0, seeds=None) -> list[np.ndarray
         m[ys[lab == j], xs[lab == j]] = True
         masks.append(m)
     return masks
+
+
+
+def _faint_closed_tops(outlines: Outlines, strong: np.ndarray, bg_lin: np.ndarray,
+                       px_per_cm: float) -> np.ndarray:
+    """White tops the sharp edges leave open but the faint ones close (uint8, rectified
+    view), each with the edges around it: an edge-free piece enclosed by the sharp and the
+    faint edges together (``Outlines.faint_edges``), shaped like a top face (``_top_shaped``),
+    not found already, no darker than the floor estimate in any channel, with sharp edges of
+    its own (``_own_outline``).
+
+    Why: white paint reflects at least as much of every colour of light as any print, so a
+    white top on a pale print is at least as bright as its floor, and its far edges against
+    that floor are only faint (s003/drop09: the white's near sides lie by a red, its top's
+    far edges are faint and its outline is open along 0.85 cm: nothing of it was found).
+    A top is bounded by its own near sides' sharp edges (the lamp lights a top and a side
+    differently); a pocket of floor the edges enclose is the floor's light too, but bounded
+    by other cubes' outlines and long lines.
+    """
+    x0, y0, x1, y1 = outlines.box
+    edge, faint = outlines.edge, outlines.faint
+    out = np.zeros(strong.shape, np.uint8)
+    bound = cv2.morphologyEx(edge | faint, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    _, labels, area = _components(1 - bound, connectivity=4)
+    cube_px = px_per_cm * px_per_cm
+    lo, hi = TOP_AREA_CM2
+    ok = (area >= lo * cube_px) & (area <= hi * cube_px)
+    ok[0] = False
+    for side in (labels[0], labels[-1], labels[:, 0], labels[:, -1]):
+        ok[side] = False  # floor between a crease and the outline
+    found = strong[y0:y1, x0:x1]
+    ok &= np.bincount(labels[found > 0], minlength=len(area)) <= 0.5 * area  # not found yet
+    cand = np.nonzero(ok)[0]
+    lines = None
+    for i, (x, y, w, h) in zip(cand, _bboxes(labels, cand), strict=True):
+        sl = (slice(max(0, y - 3), y + h + 3), slice(max(0, x - 3), x + w + 3))
+        m = (labels[sl] == i).astype(np.uint8)
+        if not _top_shaped(m, area[i], px_per_cm):
+            continue
+        if lines is None:  # worked out once, and only when a piece is shaped like a top
+            lines = _straight(edge, px_per_cm, scale=2)
+        if not _own_outline(m, edge[sl] & (lines[sl] ^ 1), found[sl]):
+            continue
+        lin = outlines.lin[y0:y1, x0:x1][sl][m > 0]
+        bg = bg_lin[y0:y1, x0:x1][sl][m > 0]
+        if np.median(_log(lin + NOISE_FLOOR) - _log(bg + NOISE_FLOOR), axis=0).min() < 0:
+            continue  # darker than the floor in some channel: no white top
+        top = cv2.dilate(m, np.ones((5, 5), np.uint8))
+        out[y0:y1, x0:x1][sl] |= top & (bound[sl] | m)
+    return out
+
+
+def _own_outline(piece: np.ndarray, sharp: np.ndarray, found: np.ndarray) -> bool:
+    """Whether ``piece`` (uint8) is bounded by sharp edges of its own (``sharp``, long
+    straight runs taken off; not within ``found``, the cubes found already) along at least
+    ``OWN_RIM_SHARE`` of its rim, and those are at least as many as the found cubes' edges
+    on its rim.
+
+    Why: a cube's top meets its own shaded near sides along sharp edges (the lamp lights a
+    top and a side differently), two of its four edges, while a pocket of floor among cubes
+    is bounded by their outlines, and one beside a crease or a shadow's edge by long lines.
+    """
+    rim = cv2.dilate(piece, np.ones((5, 5), np.uint8)) & (piece ^ 1)
+    on = rim & sharp
+    own = np.count_nonzero(on & (found ^ 1))
+    return own >= OWN_RIM_SHARE * np.count_nonzero(rim) and own >= np.count_nonzero(on) - own
+
+
+def _shadowed_tops(m: np.ndarray, chroma: np.ndarray, strong: np.ndarray,
+                   floor_box: tuple[int, int, int, int], px_per_cm: float) -> np.ndarray:
+    """Cubes painted like the print found by the darkening they wrap (uint8, rectified view):
+    a piece of colourless darkening (``m`` below -``DARK_L_STEP``) further than a shadow's
+    reach from every cube found and from the sides (a wall's and a corner's shade), spanning a
+    cube (``DARK_L_SPAN_CM`` both ways, on its narrowest bearing too), whose hull holds half a
+    top, and whose smallest enclosing rectangle holds, beside the piece, half a top to one
+    top (``TOP_AREA_CM2``) no darker than the floor: the piece and that rectangle. The reading
+    flags them (``shadowed`` in ``cube_masks``): a mark printed like that cannot be told from
+    one.
+
+    Why: a white cube on a pale print changes only its shaded sides and its shadow (shadows
+    only darken, the lamp lights a side less than a top), an L wrapping a top in the floor's
+    own light. Where the other cubes' faces raise the edge bar that L has no sharp edges
+    (drawn: four whites on a pale print, all lost), but its darkening stays.
+    """
+    x0, y0, x1, y1 = floor_box
+    r = round(EDGE_WALL_CM * px_per_cm)
+    out = np.zeros(strong.shape, np.uint8)
+    dark = np.zeros_like(out)
+    sl = (slice(y0 + r, y1 - r), slice(x0 + r, x1 - r))
+    dark[sl] = (m[sl] < -DARK_L_STEP) & (chroma[sl] <= CHROMA_STEP)
+    # the reach worked out at half resolution (as the counter's loose outlines)
+    far = cv2.distanceTransform(strong[::2, ::2] ^ 1, cv2.DIST_L2, 3) > (
+        SHADOW_MAX_CM * px_per_cm / 2)
+    far = cv2.resize(far.astype(np.uint8), strong.shape[::-1], interpolation=cv2.INTER_NEAREST)
+    dark &= far
+    lo, hi = (v * px_per_cm for v in DARK_L_SPAN_CM)
+    contours, _ = cv2.findContours(dark, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    for c in contours:
+        bx, by, bw, bh = cv2.boundingRect(c)
+        if not (lo <= min(bw, bh) and max(bw, bh) <= hi):
+            continue
+        rect = cv2.minAreaRect(c)
+        if min(rect[1]) < lo or cv2.contourArea(cv2.convexHull(c)) < 0.5 * px_per_cm ** 2:
+            continue
+        if (min(bx - x0, by - y0, x1 - bx - bw, y1 - by - bh) < SHADOW_MAX_CM * px_per_cm):
+            continue  # within a shadow's reach of a side: a wall's shade, a corner's
+        box = np.round(cv2.boxPoints(rect)).astype(np.int32)
+        X, Y, W, H = cv2.boundingRect(np.vstack([box, c.reshape(-1, 2)]))
+        hull = np.zeros((H, W), np.uint8)
+        cv2.fillPoly(hull, [box - np.array([X, Y], np.int32)], 1)
+        piece = np.zeros_like(hull)
+        cv2.drawContours(piece, [c - np.array([X, Y], np.int32)], -1, 1, -1)
+        top = (hull > 0) & (cv2.dilate(piece, np.ones((3, 3), np.uint8)) == 0)
+        if not 0.5 <= top.sum() / px_per_cm ** 2 <= TOP_AREA_CM2[1]:
+            continue  # it wraps no top, or more than one (a corner printed on the floor)
+        if np.median(m[Y:Y + H, X:X + W][top]) < -DARK_L_STEP:
+            continue  # what it wraps is no top in the floor's own light
+        out[Y:Y + H, X:X + W] |= hull | piece
+    return out
+

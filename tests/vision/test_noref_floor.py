@@ -226,3 +226,80 @@ def test_black_cubes_on_a_dark_print_are_counted():
     case = bench_drawn.draw_case(1, 173)
     img, truth = synth.render(case.scene)
     assert count_cubes(img).counts == synth.counts(truth)
+
+
+def _open_white_top(top_light: float):
+    """A white cube's top on a pale print as the edges see it (an Outlines stand-in on a
+    300 x 200 view, floor box the whole view): its two near sides sharp edges, its two far
+    edges faint ones with a 2 px gap at each end (no hysteresis joins them), the top's light
+    ``top_light`` against a floor of 0.6 in every channel."""
+    from types import SimpleNamespace
+
+    edge = np.zeros((200, 300), np.uint8)
+    faint = np.zeros_like(edge)
+    edge[80:102, 98:100] = 1  # the left side's edge
+    edge[100:102, 98:120] = 1  # the near side's edge
+    faint[80:82, 102:120] = 1  # the far edges, faint, not touching the sharp ones
+    faint[84:98, 118:120] = 1
+    lin = np.full((200, 300, 3), 0.6, np.float32)
+    lin[82:100, 100:118] = top_light
+    outlines = SimpleNamespace(box=(0, 0, 300, 200), edge=edge, faint=faint | edge, lin=lin)
+    return outlines, np.full_like(lin, 0.6)
+
+
+def test_a_white_top_closed_by_faint_edges_is_a_cube_a_floor_pocket_is_not():
+    """``segment._faint_closed_tops``: a white top whose far edges are only faint against a
+    pale print, and which touches no cube found, is taken with its edges when sharp edges of
+    its own bound its near sides and it is no darker than the floor; not when it is darker
+    (no white), when its sharp edges are the found cubes' (a pocket of floor among them), or
+    when it has no sharp edge at all."""
+    from vision.segment import _faint_closed_tops
+
+    outlines, bg = _open_white_top(0.66)
+    none = np.zeros((200, 300), np.uint8)
+    kept = _faint_closed_tops(outlines, none, bg, PX)
+    assert kept[84:98, 102:116].all() and kept[101, 110] and not kept[150, 200]
+    dark, bg = _open_white_top(0.55)
+    assert not _faint_closed_tops(dark, none, bg, PX).any()
+    found = none.copy()
+    found[76:106, 92:100] = 1  # the cubes found beside it own the sharp edges
+    found[100:106, 92:124] = 1
+    assert not _faint_closed_tops(outlines, found, bg, PX)[84:98, 102:116].any()
+    outlines.edge = np.zeros_like(outlines.edge)  # faint edges all round, no sharp one
+    assert not _faint_closed_tops(outlines, none, bg, PX).any()
+
+
+def _pale(floor) -> np.ndarray:
+    img = np.zeros((240, 360, 3), np.uint8)
+    img[:] = floor
+    return img
+
+
+def _white_cube_l(img: np.ndarray, x: int, y: int) -> None:
+    """A white cube on a print of its own light, seen from above: its top (18 px, x..x+18,
+    y..y+18) unchanged, its shaded near side below and left of it and its shadow beyond, an
+    L of colourless darkening."""
+    img[y + 18:y + 24, x - 6:x + 18] = (img[y + 18:y + 24, x - 6:x + 18] * 0.8).astype(np.uint8)
+    img[y:y + 18, x - 6:x] = (img[y:y + 18, x - 6:x] * 0.8).astype(np.uint8)
+
+
+def test_a_white_cube_is_found_from_the_darkening_it_wraps():
+    """``segment._shadowed_tops``: a white cube on a pale print shows only an L of darkening
+    (its shaded sides and shadow) around a top in the floor's own light; such an L, away from
+    every cube found and from the sides, is a cube, reported in ``shadowed`` for the reading
+    to flag. Not within a shadow's reach of a found cube (its shadow), nor of a side (a
+    wall's shade)."""
+    floor = np.array((228, 232, 235), np.uint8)
+    img = _pale(floor)
+    _white_cube_l(img, 100, 90)
+    bg = to_linear(_pale(floor))
+    shadowed: list = []
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False, shadowed=shadowed)
+    assert strong[99, 109] and shadowed[0][99, 109]
+    img[90:110, 126:146] = (40, 40, 200)  # a red cube 1 cm beside it: the L may be its shadow
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert not strong[99, 109]
+    img = _pale(floor)
+    _white_cube_l(img, 46, 40)  # 1 cm from the sides
+    strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
+    assert not strong[49, 55]
