@@ -23,6 +23,10 @@ MOUTH_RUN_CM = 3.0
 MOUTH_FLOOR_IN_CM = 1.0
 # A piece beyond the side narrower than this everywhere is no cube (as the counter's slivers).
 MOUTH_THIN_CM = 0.45
+# A piece joined to a wall or a leg is opened by a disc this wide: a cube at the side shows
+# at least about half of itself beyond it (0.5 cm, widened by the band's 5-px blur), the
+# walls' and legs' edges are thinner (``MOUTH_THIN_CM``).
+MOUTH_CUBE_OPEN_CM = 0.6
 
 
 def _side_band(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int) -> np.ndarray:
@@ -96,6 +100,49 @@ def floor_inside(rect_lin: np.ndarray, cubes: np.ndarray, px_per_cm: float,
     return np.stack([np.interp(at, centres, meds[:, c]) for c in range(3)], axis=1)
 
 
+def _cubes_off_walls(diff: np.ndarray, labels: np.ndarray, joined: np.ndarray,
+                     px_per_cm: float) -> np.ndarray:
+    """The cube-wide parts of the band's pieces ``joined`` (by label) to a wall or a leg that
+    still reach the side on their own and touch neither the band's ends nor its far edge.
+
+    Why: a cube at the side whose picture touches a wall's or a leg's (s004/drop10: a red
+    leaning behind another, beside the tower's leg) was dropped with it. Opened by a disc of
+    ``MOUTH_CUBE_OPEN_CM`` the thin wall and leg pieces fall away while a cube's face, about
+    a cube wide, stays."""
+    joined = joined.copy()
+    joined[0] = False  # the background
+    if not joined.any():
+        return np.zeros(diff.shape, bool)
+    r = max(1, round(0.5 * MOUTH_CUBE_OPEN_CM * px_per_cm))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
+    opened = cv2.morphologyEx(joined[labels].astype(np.uint8), cv2.MORPH_OPEN, disc)
+    n, parts = cv2.connectedComponents(opened, connectivity=8)
+    keep = _present(parts[-2:], n) & ~(_present(parts[:, 0], n) | _present(parts[:, -1], n)
+                                        | _present(parts[0], n))
+    keep[0] = False
+    return keep[parts]
+
+
+def _beyond_necks(diff: np.ndarray, px_per_cm: float) -> np.ndarray:
+    """The cube-sized parts of the band's pieces (uint8) that reach the side only through a
+    neck narrower than ``MOUTH_CUBE_OPEN_CM`` (bool, the band's shape).
+
+    Why: a cube on the floor under the mouth meets the side with a good part of its width (at
+    least about half of it shows beyond, ``MOUTH_CUBE_OPEN_CM``); a cube still on the ramp lies
+    wholly beyond and reaches the side only through a thin tail (a shadow's edge, a neighbour's
+    corner: s004/drop07's two ramp cubes). Opened by that disc, a part of at least half a
+    cube's top (0.5 cm^2) that no longer reaches the side is such a cube, and is taken out
+    with the disc's width round it."""
+    r = max(1, round(0.5 * MOUTH_CUBE_OPEN_CM * px_per_cm))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)
+    opened = cv2.morphologyEx(diff, cv2.MORPH_OPEN, disc)
+    n, parts = cv2.connectedComponents(opened, connectivity=8)
+    away = ~_present(parts[-2:], n)
+    away &= np.bincount(parts.ravel(), minlength=n) >= 0.5 * px_per_cm * px_per_cm
+    away[0] = False
+    return cv2.dilate(away[parts].astype(np.uint8), disc) > 0
+
+
 def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, int, int, int],
                 side: int, floor_in: np.ndarray | None = None) -> np.ndarray:
     """What differs from the mouth's own floor beyond the tower's ``side`` without a reference
@@ -113,7 +160,9 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     lies wholly beyond is the ramp or the tower's inside), pieces running into the band's
     ends or across it to its far edge (the walls and the tower's legs: such a cube's picture
     would reach 2 cm beyond the side, its centre at most 0.3 cm beyond) and pieces thinner
-    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges). Given the floor just inside the
+    than ``MOUTH_THIN_CM`` everywhere (the legs' lit edges). A cube joined to a wall's or a
+    leg's piece is cut off it (``_cubes_off_walls``); a cube-sized part reaching the side only
+    through a thin neck is on the ramp (``_beyond_necks``). Given the floor just inside the
     side (``floor_in``, from ``floor_inside``), a pixel of its colour and no brighter than it
     (``_like_floor``) is no cube either: where the side was found short of
     the crease the floor runs on beyond it (as lit, or darker in the tower's penumbra), and
@@ -134,9 +183,15 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     diff = diff.astype(np.uint8)
     diff = _clean(diff, 0.2 * px_per_cm * px_per_cm)
     n, labels = cv2.connectedComponents(diff, connectivity=8)
-    keep = _present(labels[-2:], n)  # reaching the side
+    side_hit = _present(labels[-2:], n)  # reaching the side
     # the band's ends and its far edge: the walls and the tower's legs (standing across it)
-    keep &= ~(_present(labels[:, 0], n) | _present(labels[:, -1], n) | _present(labels[0], n))
+    across = _present(labels[:, 0], n) | _present(labels[:, -1], n) | _present(labels[0], n)
+    keep = side_hit & ~across
+    diff = (keep[labels] | _cubes_off_walls(diff, labels, side_hit & across, px_per_cm))
+    diff = diff.astype(np.uint8)
+    diff[_beyond_necks(diff, px_per_cm)] = 0
+    n, labels = cv2.connectedComponents(diff, connectivity=8)
+    keep = _present(labels[-2:], n)
     dist = cv2.distanceTransform(diff, cv2.DIST_L2, 3)
     wide = np.zeros(n, bool)
     np.maximum.at(wide, labels.ravel(), (dist >= 0.5 * MOUTH_THIN_CM * px_per_cm).ravel())
