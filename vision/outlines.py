@@ -172,19 +172,25 @@ def in_view_rows(band_lin: np.ndarray) -> np.ndarray:
     there down to the band's end; inside it, light changes from row to row by the picture's
     own noise, and a flat patch of clipped light is followed by other light before the band
     ends."""
+    diff = np.abs(band_lin[1:] - band_lin[:-1])
+    light = band_lin[1:]
+    # (per channel, as ``np.maximum``: numpy's reductions over a last axis of three are slow)
+    d = np.maximum(np.maximum(diff[..., 0], diff[..., 1]), diff[..., 2])
+    top = np.maximum(np.maximum(light[..., 0], light[..., 1]), light[..., 2])
     same = np.zeros(band_lin.shape[:2], bool)
-    d = np.abs(band_lin[1:] - band_lin[:-1]).max(axis=2)
-    same[1:] = d <= VIEW_REPEAT * (band_lin[1:].max(axis=2) + NOISE_FLOOR)
-    out = np.flipud(np.minimum.accumulate(np.flipud(same), axis=0))
+    same[1:] = d <= VIEW_REPEAT * (top + NOISE_FLOOR)
+    out = np.minimum.accumulate(same[::-1], axis=0)[::-1]
     return ~out
 
 
-def edges_across(band_lin: np.ndarray, px_per_cm: float) -> np.ndarray:
+def edges_across(band_lin: np.ndarray, px_per_cm: float,
+                 seen: np.ndarray | None = None) -> np.ndarray:
     """Sharp edges crossing a band beyond a side (uint8), the band turned so that its rows run
     along the side and outward goes down: changes of log light along the side steeper than
     ``EDGE_PER_CM`` and ``EDGE_SIGMAS`` times the band's typical change along the side (as for
     the floor's edges), steeper along the side than across it, continued by hysteresis down
-    to half that. Pixels out of the view (``in_view_rows``) are never edge.
+    to half that. Pixels out of the view (``in_view_rows``, or ``seen`` if given) are never
+    edge.
 
     Why: the rim and walls beyond a side are flat surfaces whose own edges (the crease, the
     rim's outer edge, a wall's top) run along the side; a cube leaning on the wall shows its
@@ -198,7 +204,7 @@ def edges_across(band_lin: np.ndarray, px_per_cm: float) -> np.ndarray:
         gy = np.abs(cv2.Scharr(lg[..., c], cv2.CV_32F, 0, 1)) / 32.0
         along = gx if along is None else np.maximum(along, gx)
         across = gy if across is None else np.maximum(across, gy)
-    seen = in_view_rows(band_lin)
+    seen = in_view_rows(band_lin) if seen is None else seen
     # (the typical change along the side: across it, the crease and the rim's edges run)
     g = along[seen]
     if g.size == 0:

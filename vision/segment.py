@@ -550,19 +550,29 @@ def _edged_across_side(coloured: np.ndarray, rect_lin: np.ndarray,
     the sliver's two ends. Each side is turned to lie at the bottom and judged alike.
     """
     out = np.zeros(coloured.shape, np.uint8)
-    box = np.zeros(coloured.shape, np.uint8)
     x0, y0, x1, y1 = floor_box
-    box[y0:y1, x0:x1] = 1
+    h, w = coloured.shape
+    r = round(px_per_cm)
+    d = r + 3  # inside: enough to tell a piece reaching a cube in
+    # each side's strip (inside part, band beyond) and the rows/columns just inside it
+    ys, xs = slice(y0, y1), slice(x0, x1)
+    strips = {0: ((slice(max(y0 - r, 0), y0 + d), xs), (slice(y0, y0 + 3), xs)),
+              1: ((ys, slice(x1 - d, min(x1 + r, w))), (ys, slice(x1 - 3, x1))),
+              2: ((slice(y1 - d, min(y1 + r, h)), xs), (slice(y1 - 3, y1), xs)),
+              3: ((ys, slice(max(x0 - r, 0), x0 + d)), (ys, slice(x0, x0 + 3)))}
     turns = {0: 2, 1: -1, 2: 0, 3: 1}  # quarter turns (anticlockwise) bringing side k down
+    box = np.zeros(coloured.shape, np.uint8)
+    box[ys, xs] = 1
     for k in sides:
+        (sy, sx), edge = strips[k]
+        if not coloured[edge].any():
+            continue  # (most sides of most frames)
         t = turns[k]
-        c, b = np.rot90(coloured, t), np.rot90(box, t)
-        if not c.any():
-            continue
+        c, b = np.rot90(coloured[sy, sx], t), np.rot90(box[sy, sx], t)
         bx, by, bw, bh = _bbox(b)
-        found = _edged_below(np.ascontiguousarray(c, np.uint8), np.rot90(rect_lin, t),
+        found = _edged_below(np.ascontiguousarray(c, np.uint8), np.rot90(rect_lin[sy, sx], t),
                              (bx, by, bx + bw, by + bh), px_per_cm)
-        out |= np.rot90(found, -t)
+        out[sy, sx] |= np.rot90(found, -t)
     return out
 
 
@@ -601,7 +611,8 @@ def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, in
             continue
         if edges is None:  # the band beyond the side, a cube deep
             band = np.ascontiguousarray(lin[y1:y1 + r, x0:x1], np.float32)
-            edges, seen = edges_across(band, px_per_cm), in_view_rows(band)
+            seen = in_view_rows(band)
+            edges = edges_across(band, px_per_cm, seen)
         found = _crossed_at_ends(edges, seen, a - x0, b - x0, px_per_cm)
         if found is None:
             continue
