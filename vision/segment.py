@@ -101,6 +101,9 @@ WHOLLY_BEYOND_CUBES = (0.5, 2.5)
 # it (cm): a cube's face (1 cm) seen square to a cube's diagonal, with its blurred ends
 # (``_edged_across_side``).
 SLIVER_SPAN_CM = (0.5, 1.5)
+# ... and an edge crosses the band beyond where it covers this share of the band's depth in view
+# (a cube's side runs across the whole rim; noise and a cube's soft corners leave gaps).
+CROSS_SHARE = 2 / 3
 # the most a cube's part the floor estimate found beside its outlined part can cover (cm^2):
 # the cube's whole footprint, top and the sides an oblique camera sees, with its halo
 # (``_painted_like_outlined``)
@@ -582,7 +585,7 @@ def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, in
     less than a cube's width in and ``SLIVER_SPAN_CM`` along it (a cube's face, square or
     turned), clear of the corners (``EDGE_WALL_CM``: the walls' joints cross the band there),
     whose ends the band beyond (a cube deep, as far as the view goes, at least a quarter
-    cm) is crossed by ``edges_across`` along two thirds of its depth, within ``EDGE_WALL_CM``
+    cm) is crossed by ``edges_across`` along ``CROSS_SHARE`` of its depth, within ``EDGE_WALL_CM``
     of each end; returned with the band between those two edges.
     """
     x0, y0, x1, y1 = floor_box
@@ -628,7 +631,7 @@ def _crossed_at_ends(edges: np.ndarray, seen: np.ndarray, a: int, b: int,
                      px_per_cm: float) -> tuple[int, int] | None:
     """The columns (band px) of the edges crossing the band ``edges`` near both ends ``a``, ``b``
     of a sliver (within ``EDGE_WALL_CM``), or None: an edge crosses at a column when, allowing a
-    turned cube's slant (a sixth of a cm either way), it covers two thirds of the band's depth
+    turned cube's slant (a sixth of a cm either way), it covers ``CROSS_SHARE`` of the band's depth
     in view there (at least a quarter cm)."""
     m = max(1, round(EDGE_WALL_CM * px_per_cm))
     s = max(1, round(px_per_cm / 6))
@@ -637,7 +640,7 @@ def _crossed_at_ends(edges: np.ndarray, seen: np.ndarray, a: int, b: int,
     if lo >= hi or depth[a:b + 1].min() < 0.25 * px_per_cm:
         return None
     wide = cv2.dilate(edges, np.ones((1, 2 * s + 1), np.uint8)) & seen
-    crossed = wide.sum(axis=0) >= (2 / 3) * np.maximum(depth, 1)
+    crossed = wide.sum(axis=0) >= CROSS_SHARE * np.maximum(depth, 1)
     left = np.flatnonzero(crossed[lo:min(a + m + 1, hi)])
     right = np.flatnonzero(crossed[max(b - m, lo):hi])
     if not left.size or not right.size:

@@ -350,3 +350,17 @@ def test_rows_repeated_to_the_band_end_are_out_of_view_but_clipped_light_inside_
     band[12:] = band[11]
     seen = in_view_rows(band)
     assert seen[:12].all() and not seen[12:].any()
+
+
+def test_the_leaning_white_cube_is_kept_at_every_side():
+    """The same scene turned by quarter turns: each side is judged alike (``_edged_across_side``
+    turns its strip so that the side lies at the bottom)."""
+    frame, bg = _white_on_white_rim((110, 130))
+    for t in (1, 2, 3):
+        f, b = np.ascontiguousarray(np.rot90(frame, t)), np.ascontiguousarray(np.rot90(bg, t))
+        h, w = f.shape[:2]
+        box = (20, 20, w - 20, h - 20)
+        strong, _ = cube_masks(f, b, PX, box, have_reference=False)
+        back = np.rot90(strong, -t)
+        assert back[217, 120] and back[225, 120], t
+        assert np.count_nonzero(strong) < 1.5 * PX * PX, t
