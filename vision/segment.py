@@ -586,7 +586,7 @@ def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, in
     turned), clear of the corners (``EDGE_WALL_CM``: the walls' joints cross the band there),
     whose ends the band beyond (a cube deep, as far as the view goes, at least a quarter
     cm) is crossed by ``edges_across`` along ``CROSS_SHARE`` of its depth, within ``EDGE_WALL_CM``
-    of each end; returned with the band between those two edges.
+    of each end; returned with the band between those two edges, as far out as they run.
     """
     x0, y0, x1, y1 = floor_box
     h = coloured.shape[0]
@@ -619,19 +619,20 @@ def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, in
         found = _crossed_at_ends(edges, seen, a - x0, b - x0, px_per_cm)
         if found is None:
             continue
-        ca, cb = found
+        ca, cb, reach = found
         out[labels == i] = 1
         span = np.zeros_like(seen)
-        span[:, ca:cb + 1] = seen[:, ca:cb + 1]
+        span[:reach, ca:cb + 1] = seen[:reach, ca:cb + 1]
         out[y1:y1 + span.shape[0], x0:x1] |= span.astype(np.uint8)
     return out
 
 
 def _crossed_at_ends(edges: np.ndarray, seen: np.ndarray, a: int, b: int,
-                     px_per_cm: float) -> tuple[int, int] | None:
+                     px_per_cm: float) -> tuple[int, int, int] | None:
     """The columns (band px) of the edges crossing the band ``edges`` near both ends ``a``, ``b``
-    of a sliver (within ``EDGE_WALL_CM``), or None: an edge crosses at a column when, allowing a
-    turned cube's slant (a sixth of a cm either way), it covers ``CROSS_SHARE`` of the band's depth
+    of a sliver (within ``EDGE_WALL_CM``) and the rows they reach out to, or None: an edge
+    crosses at a column when, allowing a turned cube's slant (a sixth of a cm either way), it
+    covers ``CROSS_SHARE`` of the band's depth
     in view there (at least a quarter cm)."""
     m = max(1, round(EDGE_WALL_CM * px_per_cm))
     s = max(1, round(px_per_cm / 6))
@@ -646,7 +647,11 @@ def _crossed_at_ends(edges: np.ndarray, seen: np.ndarray, a: int, b: int,
     if not left.size or not right.size:
         return None
     ca, cb = lo + int(left[0]), max(b - m, lo) + int(right[-1])
-    return (ca, cb) if cb - ca >= SLIVER_SPAN_CM[0] * px_per_cm else None
+    if cb - ca < SLIVER_SPAN_CM[0] * px_per_cm:
+        return None
+    # the cube reaches out as far as its crossing sides run (beyond: rim, table)
+    rows = np.flatnonzero(wide[:, ca] | wide[:, cb])
+    return ca, cb, int(rows[-1]) + 1
 
 
 def _crease_runs(edge: np.ndarray, px_per_cm: float) -> np.ndarray:

@@ -305,20 +305,22 @@ def test_a_white_cube_is_found_from_the_darkening_it_wraps():
     assert not strong[49, 55]
 
 
-def _white_on_white_rim(edges_at: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _white_on_white_rim(edges_at: tuple[int, ...], seen_to: int = 230,
+                        edges_to: int = 230) -> tuple[np.ndarray, np.ndarray]:
     """A cream floor, the near wall's white rim beyond the bottom side, the frame ending 0.5 cm
     beyond it (the rectified view repeats its last row below); a white strip 0.3 cm high and
     1 cm long over the floor at the side, and beyond it, on the rim and of the rim's paint,
-    dark lines crossing the band (a leaning cube's shaded sides) at the columns ``edges_at``."""
+    dark lines crossing the band (a leaning cube's shaded sides) at the columns ``edges_at``,
+    down to the row ``edges_to``; the view ends at the row ``seen_to``."""
     floor = np.array((170, 200, 225), np.float32)
     frame = np.empty((240, 360, 3), np.float32)
     frame[:] = floor
     frame[220:] = (236, 240, 242)
     frame[214:220, 110:131] = (236, 240, 242)  # the top's sliver over the floor
     for x in edges_at:
-        frame[220:230, x - 1:x + 2] = (150, 155, 160)
+        frame[220:edges_to, x - 1:x + 2] = (150, 155, 160)
     frame = _noisy(frame)
-    frame[230:] = frame[229]  # out of the view
+    frame[seen_to:] = frame[seen_to - 1]  # out of the view
     bg = np.empty((240, 360, 3), np.float32)
     bg[:] = to_linear(floor.astype(np.uint8)[None, None])[0, 0]
     return frame, bg
@@ -364,3 +366,10 @@ def test_the_leaning_white_cube_is_kept_at_every_side():
         back = np.rot90(strong, -t)
         assert back[217, 120] and back[225, 120], t
         assert np.count_nonzero(strong) < 1.5 * PX * PX, t
+
+
+def test_the_leaning_cube_reaches_out_as_far_as_its_crossing_sides_run_not_over_the_rim():
+    frame, bg = _white_on_white_rim((110, 130), seen_to=240, edges_to=232)
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert strong[217, 120] and strong[228, 120]
+    assert not strong[236, 120]
