@@ -593,22 +593,22 @@ def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, in
     r = round(px_per_cm)
     m = max(1, round(EDGE_WALL_CM * px_per_cm))
     out = np.zeros_like(coloured)
-    near = coloured.copy()
-    near[: y1 - 3], near[y1:] = 0, 0
-    near[:, :x0], near[:, x1:] = 0, 0
-    if not near.any() or y1 + round(0.25 * px_per_cm) > h:
+    if y1 + round(0.25 * px_per_cm) > h:
         return out
+    # (labelled over the floor's last cube and a bit only: what reaches further in is out)
+    top = max(y0, y1 - r - 3)
     k3 = np.ones((3, 3), np.uint8)
-    seeds = cv2.morphologyEx(cv2.morphologyEx(coloured, cv2.MORPH_OPEN, k3), cv2.MORPH_CLOSE, k3)
-    seeds[:y0], seeds[y1:], seeds[:, :x0], seeds[:, x1:] = 0, 0, 0, 0
+    seeds = cv2.morphologyEx(cv2.morphologyEx(coloured[top:y1], cv2.MORPH_OPEN, k3),
+                             cv2.MORPH_CLOSE, k3)
+    seeds[:, :x0], seeds[:, x1:] = 0, 0
     n, labels, area = _components(seeds)
-    touch = _present(labels[y1 - 3:y1], n) & (area >= 0.1 * px_per_cm * px_per_cm)
-    touch &= ~_present(labels[y0:y1 - r], n)  # a cube mostly beyond reaches less in
+    touch = _present(labels[-3:], n) & (area >= 0.1 * px_per_cm * px_per_cm)
+    touch &= ~_present(labels[: y1 - r - top], n)  # a cube mostly beyond reaches less in
     touch[0] = False
     lo, hi = SLIVER_SPAN_CM
     edges = None
     for i in np.flatnonzero(touch):
-        cols = np.flatnonzero((labels[y1 - 3:y1] == i).any(axis=0))
+        cols = np.flatnonzero((labels[-3:] == i).any(axis=0))
         a, b = int(cols[0]), int(cols[-1])
         if not lo * px_per_cm <= b - a + 1 <= hi * px_per_cm or a - x0 < m or x1 - 1 - b < m:
             continue
@@ -620,7 +620,7 @@ def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, in
         if found is None:
             continue
         ca, cb, reach = found
-        out[labels == i] = 1
+        out[top:y1][labels == i] = 1
         span = np.zeros_like(seen)
         span[:reach, ca:cb + 1] = seen[:reach, ca:cb + 1]
         out[y1:y1 + span.shape[0], x0:x1] |= span.astype(np.uint8)
