@@ -22,6 +22,10 @@ from vision.colours import LUMA_BGR
 # is dropped.
 EDGE_PER_CM = 1.6
 EDGE_SIGMAS = 5.0
+# Beyond the frame the rectified view repeats its last row: rows that differ from the one above by
+# less than this share of their light (the picture's noise is larger) are out of view, when all
+# rows below them are too (``in_view_rows``).
+VIEW_REPEAT = 0.02
 EDGE_FACE_CM2 = 2.0
 EDGE_FACE_MIN_CM2 = 0.15
 EDGE_OPEN_CM = 0.45
@@ -159,6 +163,59 @@ def _gradient(rect_lin: np.ndarray) -> np.ndarray:
         m = gx * gx + gy * gy
         g2 = m if g2 is None else np.maximum(g2, m)
     return np.sqrt(g2) / 32.0
+
+
+def in_view_rows(band_lin: np.ndarray) -> np.ndarray:
+    """Where a band turned as for ``edges_across`` is in the camera's view (bool). Out of it
+    the rectified view repeats the frame's last row, each row barely differing from the one
+    above (``VIEW_REPEAT`` of its light: only the interpolation along the row moves), from
+    there down to the band's end; inside it, light changes from row to row by the picture's
+    own noise, and a flat patch of clipped light is followed by other light before the band
+    ends."""
+    diff = np.abs(band_lin[1:] - band_lin[:-1])
+    light = band_lin[1:]
+    # (per channel, as ``np.maximum``: numpy's reductions over a last axis of three are slow)
+    d = np.maximum(np.maximum(diff[..., 0], diff[..., 1]), diff[..., 2])
+    top = np.maximum(np.maximum(light[..., 0], light[..., 1]), light[..., 2])
+    same = np.zeros(band_lin.shape[:2], bool)
+    same[1:] = d <= VIEW_REPEAT * (top + NOISE_FLOOR)
+    out = np.minimum.accumulate(same[::-1], axis=0)[::-1]
+    return ~out
+
+
+def edges_across(band_lin: np.ndarray, px_per_cm: float,
+                 seen: np.ndarray | None = None) -> np.ndarray:
+    """Sharp edges crossing a band beyond a side (uint8), the band turned so that its rows run
+    along the side and outward goes down: changes of log light along the side steeper than
+    ``EDGE_PER_CM`` and ``EDGE_SIGMAS`` times the band's typical change along the side (as for
+    the floor's edges), steeper along the side than across it, continued by hysteresis down
+    to half that. Pixels out of the view (``in_view_rows``, or ``seen`` if given) are never
+    edge.
+
+    Why: the rim and walls beyond a side are flat surfaces whose own edges (the crease, the
+    rim's outer edge, a wall's top) run along the side; a cube leaning on the wall shows its
+    faces there with edges crossing the band (its sides' outlines, the line between a lit
+    and a shaded face), whatever its paint against the rim's.
+    """
+    lg = _log(band_lin + EDGE_LOG_OFFSET)
+    along = across = None
+    for c in range(3):
+        gx = np.abs(cv2.Scharr(lg[..., c], cv2.CV_32F, 1, 0)) / 32.0
+        gy = np.abs(cv2.Scharr(lg[..., c], cv2.CV_32F, 0, 1)) / 32.0
+        along = gx if along is None else np.maximum(along, gx)
+        across = gy if across is None else np.maximum(across, gy)
+    seen = in_view_rows(band_lin) if seen is None else seen
+    # (the typical change along the side: across it, the crease and the rim's edges run)
+    g = along[seen]
+    if g.size == 0:
+        return np.zeros(seen.shape, np.uint8)
+    bar = max(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * float(np.median(g)))
+    # hysteresis down to half the bar, as on the floor (a cube's shaded side is soft-edged)
+    lo = ((along > 0.5 * bar) & (along > across) & seen).astype(np.uint8)
+    n, labels = cv2.connectedComponents(lo, connectivity=8)
+    keep = _present(labels[lo.astype(bool) & (along > bar)], n)
+    keep[0] = False
+    return keep[labels].astype(np.uint8)
 
 
 def _top_shaped(m: np.ndarray, area: float, px_per_cm: float) -> tuple[float, float] | None:

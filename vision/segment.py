@@ -37,6 +37,8 @@ from vision.outlines import (
     _present,
     _straight,
     _top_shaped,
+    edges_across,
+    in_view_rows,
 )
 
 # A colourless darkening to more than this share of the floor's light is shadow, not a cube.
@@ -95,6 +97,13 @@ EDGE_RUN_CM = 1.6
 SIDE_CUBE_SHARE = 0.25
 # A piece wholly beyond a side is a cube when it covers this many footprints (``_wholly_beyond``).
 WHOLLY_BEYOND_CUBES = (0.5, 2.5)
+# A sliver along a side whose band beyond is crossed by edges at its ends spans this much along
+# it (cm): a cube's face (1 cm) seen square to a cube's diagonal, with its blurred ends
+# (``_edged_across_side``).
+SLIVER_SPAN_CM = (0.5, 1.5)
+# ... and an edge crosses the band beyond where it covers this share of the band's depth in view
+# (a cube's side runs across the whole rim; noise and a cube's soft corners leave gaps).
+CROSS_SHARE = 2 / 3
 # the most a cube's part the floor estimate found beside its outlined part can cover (cm^2):
 # the cube's whole footprint, top and the sides an oblique camera sees, with its halo
 # (``_painted_like_outlined``)
@@ -350,6 +359,8 @@ def cube_masks(
     paints: dict[int, np.ndarray | None] = {}  # the bands' paints, worked out once
     strong |= _cut_at_side(coloured & ~band & (strong == 0), rect_lin, floor_box, px_per_cm,
                            beyond, shade, paints)
+    strong |= _edged_across_side(coloured & ~band & (strong == 0), rect_lin, floor_box,
+                                 px_per_cm, beyond)
     strong = _continued_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, paints=paints)
     strong |= _wholly_beyond(strong, rect_lin, floor_box, px_per_cm, beyond, shade)
     # (on the floor proper: not the creases along the sides, as for ``edge``, nor the walls,
@@ -527,6 +538,120 @@ def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
     keep = outside >= SIDE_CUBE_SHARE * cube_px
     keep[0] = False
     return keep[labels].astype(np.uint8)
+
+
+def _edged_across_side(coloured: np.ndarray, rect_lin: np.ndarray,
+                       floor_box: tuple[int, int, int, int], px_per_cm: float,
+                       sides: tuple[int, ...]) -> np.ndarray:
+    """Coloured slivers along a side (not the tower's) with the band beyond them crossed by
+    sharp edges at both their ends (``_edged_below``), with that part of the band (uint8).
+
+    Why: a cube leaning on the near wall of a camera beyond that wall can show only a sliver
+    over the floor, and beyond the side its paint can be the rim's (a white cube on a white
+    rim, s000/drop08): no continuation by paint (``_cut_at_side``) finds it. But the rim is
+    one flat surface with its edges along the side; the cube's sides cross it, continuing
+    the sliver's two ends. Each side is turned to lie at the bottom and judged alike.
+    """
+    out = np.zeros(coloured.shape, np.uint8)
+    x0, y0, x1, y1 = floor_box
+    h, w = coloured.shape
+    r = round(px_per_cm)
+    d = r + 3  # inside: enough to tell a piece reaching a cube in
+    # each side's strip (inside part, band beyond) and the rows/columns just inside it
+    ys, xs = slice(y0, y1), slice(x0, x1)
+    strips = {0: ((slice(max(y0 - r, 0), y0 + d), xs), (slice(y0, y0 + 3), xs)),
+              1: ((ys, slice(x1 - d, min(x1 + r, w))), (ys, slice(x1 - 3, x1))),
+              2: ((slice(y1 - d, min(y1 + r, h)), xs), (slice(y1 - 3, y1), xs)),
+              3: ((ys, slice(max(x0 - r, 0), x0 + d)), (ys, slice(x0, x0 + 3)))}
+    turns = {0: 2, 1: -1, 2: 0, 3: 1}  # quarter turns (anticlockwise) bringing side k down
+    box = np.zeros(coloured.shape, np.uint8)
+    box[ys, xs] = 1
+    for k in sides:
+        (sy, sx), edge = strips[k]
+        if not coloured[edge].any():
+            continue  # (most sides of most frames)
+        t = turns[k]
+        c, b = np.rot90(coloured[sy, sx], t), np.rot90(box[sy, sx], t)
+        bx, by, bw, bh = _bbox(b)
+        found = _edged_below(np.ascontiguousarray(c, np.uint8), np.rot90(rect_lin[sy, sx], t),
+                             (bx, by, bx + bw, by + bh), px_per_cm)
+        out[sy, sx] |= np.rot90(found, -t)
+    return out
+
+
+def _edged_below(coloured: np.ndarray, lin: np.ndarray, floor_box: tuple[int, int, int, int],
+                 px_per_cm: float) -> np.ndarray:
+    """``_edged_across_side`` for the bottom side: the coloured pieces touching it, reaching
+    less than a cube's width in and ``SLIVER_SPAN_CM`` along it (a cube's face, square or
+    turned), clear of the corners (``EDGE_WALL_CM``: the walls' joints cross the band there),
+    whose ends the band beyond (a cube deep, as far as the view goes, at least a quarter
+    cm) is crossed by ``edges_across`` along ``CROSS_SHARE`` of its depth, within ``EDGE_WALL_CM``
+    of each end; returned with the band between those two edges, as far out as they run.
+    """
+    x0, y0, x1, y1 = floor_box
+    h = coloured.shape[0]
+    r = round(px_per_cm)
+    m = max(1, round(EDGE_WALL_CM * px_per_cm))
+    out = np.zeros_like(coloured)
+    if y1 + round(0.25 * px_per_cm) > h:
+        return out
+    # (labelled over the floor's last cube and a bit only: what reaches further in is out)
+    top = max(y0, y1 - r - 3)
+    k3 = np.ones((3, 3), np.uint8)
+    seeds = cv2.morphologyEx(cv2.morphologyEx(coloured[top:y1], cv2.MORPH_OPEN, k3),
+                             cv2.MORPH_CLOSE, k3)
+    seeds[:, :x0], seeds[:, x1:] = 0, 0
+    n, labels, area = _components(seeds)
+    touch = _present(labels[-3:], n) & (area >= 0.1 * px_per_cm * px_per_cm)
+    touch &= ~_present(labels[: y1 - r - top], n)  # a cube mostly beyond reaches less in
+    touch[0] = False
+    lo, hi = SLIVER_SPAN_CM
+    edges = None
+    for i in np.flatnonzero(touch):
+        cols = np.flatnonzero((labels[-3:] == i).any(axis=0))
+        a, b = int(cols[0]), int(cols[-1])
+        if not lo * px_per_cm <= b - a + 1 <= hi * px_per_cm or a - x0 < m or x1 - 1 - b < m:
+            continue
+        if edges is None:  # the band beyond the side, a cube deep
+            band = np.ascontiguousarray(lin[y1:y1 + r, x0:x1], np.float32)
+            seen = in_view_rows(band)
+            edges = edges_across(band, px_per_cm, seen)
+        found = _crossed_at_ends(edges, seen, a - x0, b - x0, px_per_cm)
+        if found is None:
+            continue
+        ca, cb, reach = found
+        out[top:y1][labels == i] = 1
+        span = np.zeros_like(seen)
+        span[:reach, ca:cb + 1] = seen[:reach, ca:cb + 1]
+        out[y1:y1 + span.shape[0], x0:x1] |= span.astype(np.uint8)
+    return out
+
+
+def _crossed_at_ends(edges: np.ndarray, seen: np.ndarray, a: int, b: int,
+                     px_per_cm: float) -> tuple[int, int, int] | None:
+    """The columns (band px) of the edges crossing the band ``edges`` near both ends ``a``, ``b``
+    of a sliver (within ``EDGE_WALL_CM``) and the rows they reach out to, or None: an edge
+    crosses at a column when, allowing a turned cube's slant (a sixth of a cm either way), it
+    covers ``CROSS_SHARE`` of the band's depth
+    in view there (at least a quarter cm)."""
+    m = max(1, round(EDGE_WALL_CM * px_per_cm))
+    s = max(1, round(px_per_cm / 6))
+    depth = seen.sum(axis=0)
+    lo, hi = max(a - m, 0), min(b + m + 1, edges.shape[1])
+    if lo >= hi or depth[a:b + 1].min() < 0.25 * px_per_cm:
+        return None
+    wide = cv2.dilate(edges, np.ones((1, 2 * s + 1), np.uint8)) & seen
+    crossed = wide.sum(axis=0) >= CROSS_SHARE * np.maximum(depth, 1)
+    left = np.flatnonzero(crossed[lo:min(a + m + 1, hi)])
+    right = np.flatnonzero(crossed[max(b - m, lo):hi])
+    if not left.size or not right.size:
+        return None
+    ca, cb = lo + int(left[0]), max(b - m, lo) + int(right[-1])
+    if cb - ca < SLIVER_SPAN_CM[0] * px_per_cm:
+        return None
+    # the cube reaches out as far as its crossing sides run (beyond: rim, table)
+    rows = np.flatnonzero(wide[:, ca] | wide[:, cb])
+    return ca, cb, int(rows[-1]) + 1
 
 
 def _crease_runs(edge: np.ndarray, px_per_cm: float) -> np.ndarray:

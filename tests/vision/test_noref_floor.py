@@ -303,3 +303,73 @@ def test_a_white_cube_is_found_from_the_darkening_it_wraps():
     _white_cube_l(img, 46, 40)  # 1 cm from the sides
     strong, _ = cube_masks(img, bg, PX, BOX, have_reference=False)
     assert not strong[49, 55]
+
+
+def _white_on_white_rim(edges_at: tuple[int, ...], seen_to: int = 230,
+                        edges_to: int = 230) -> tuple[np.ndarray, np.ndarray]:
+    """A cream floor, the near wall's white rim beyond the bottom side, the frame ending 0.5 cm
+    beyond it (the rectified view repeats its last row below); a white strip 0.3 cm high and
+    1 cm long over the floor at the side, and beyond it, on the rim and of the rim's paint,
+    dark lines crossing the band (a leaning cube's shaded sides) at the columns ``edges_at``,
+    down to the row ``edges_to``; the view ends at the row ``seen_to``."""
+    floor = np.array((170, 200, 225), np.float32)
+    frame = np.empty((240, 360, 3), np.float32)
+    frame[:] = floor
+    frame[220:] = (236, 240, 242)
+    frame[214:220, 110:131] = (236, 240, 242)  # the top's sliver over the floor
+    for x in edges_at:
+        frame[220:edges_to, x - 1:x + 2] = (150, 155, 160)
+    frame = _noisy(frame)
+    frame[seen_to:] = frame[seen_to - 1]  # out of the view
+    bg = np.empty((240, 360, 3), np.float32)
+    bg[:] = to_linear(floor.astype(np.uint8)[None, None])[0, 0]
+    return frame, bg
+
+
+def test_a_white_cube_leaning_on_a_white_rim_is_kept_from_its_edges_beyond_the_side():
+    """``segment._edged_across_side``: beyond the side the cube's paint is the rim's, so no
+    continuation by paint finds it, but its sides cross the rim band at the sliver's ends."""
+    frame, bg = _white_on_white_rim((110, 130))
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert strong[217, 120] and strong[225, 120]
+    assert not strong[225, 100] and not strong[235, 120]  # not the rim beside, nor off view
+    assert np.count_nonzero(strong) < 1.5 * PX * PX
+
+
+def test_a_white_strip_along_the_side_is_no_cube_unless_both_its_ends_are_crossed_beyond():
+    for edges_at in ((), (110,), (130,)):
+        frame, bg = _white_on_white_rim(edges_at)
+        strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+        assert np.count_nonzero(strong) == 0, edges_at
+
+
+def test_rows_repeated_to_the_band_end_are_out_of_view_but_clipped_light_inside_is_not():
+    from vision.outlines import in_view_rows
+
+    band = np.full((20, 30, 3), 0.5, np.float32)
+    band += np.random.default_rng(0).normal(0, 0.03, band.shape).astype(np.float32)
+    band[3:7] = 1.0  # clipped, flat, then other light again
+    band[12:] = band[11]
+    seen = in_view_rows(band)
+    assert seen[:12].all() and not seen[12:].any()
+
+
+def test_the_leaning_white_cube_is_kept_at_every_side():
+    """The same scene turned by quarter turns: each side is judged alike (``_edged_across_side``
+    turns its strip so that the side lies at the bottom)."""
+    frame, bg = _white_on_white_rim((110, 130))
+    for t in (1, 2, 3):
+        f, b = np.ascontiguousarray(np.rot90(frame, t)), np.ascontiguousarray(np.rot90(bg, t))
+        h, w = f.shape[:2]
+        box = (20, 20, w - 20, h - 20)
+        strong, _ = cube_masks(f, b, PX, box, have_reference=False)
+        back = np.rot90(strong, -t)
+        assert back[217, 120] and back[225, 120], t
+        assert np.count_nonzero(strong) < 1.5 * PX * PX, t
+
+
+def test_the_leaning_cube_reaches_out_as_far_as_its_crossing_sides_run_not_over_the_rim():
+    frame, bg = _white_on_white_rim((110, 130), seen_to=240, edges_to=232)
+    strong, _ = cube_masks(frame, bg, PX, BOX, have_reference=False)
+    assert strong[217, 120] and strong[228, 120]
+    assert not strong[236, 120]
