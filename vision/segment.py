@@ -1202,6 +1202,21 @@ def _own_outline(piece: np.ndarray, sharp: np.ndarray, found: np.ndarray) -> boo
     return own >= OWN_RIM_SHARE * np.count_nonzero(rim) and own >= np.count_nonzero(on) - own
 
 
+def _without_narrow_pieces(mask: np.ndarray, lo: float) -> np.ndarray:
+    """``mask`` (uint8) without its 8-connected pieces whose bounding box is under ``lo`` px
+    across either way.
+
+    Why (speed only): the darkening ``_shadowed_tops`` traces is mostly hundreds of specks,
+    each of which its contour loop would build and drop; one labelling drops them at once.
+    The contours left are the same: a piece's box is its outer contour's box, and a piece
+    inside another's hole has a smaller box, so none of the pieces kept was inside a dropped
+    one."""
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    keep = np.minimum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= lo
+    keep[0] = False
+    return np.take(keep.astype(np.uint8), labels)  # (np.take: faster than indexing)
+
+
 def _shadowed_tops(m: np.ndarray, chroma: np.ndarray, strong: np.ndarray,
                    floor_box: tuple[int, int, int, int], px_per_cm: float) -> np.ndarray:
     """Cubes painted like the print found by the darkening they wrap (uint8, rectified view):
@@ -1230,6 +1245,7 @@ def _shadowed_tops(m: np.ndarray, chroma: np.ndarray, strong: np.ndarray,
     far = cv2.resize(far.astype(np.uint8), strong.shape[::-1], interpolation=cv2.INTER_NEAREST)
     dark &= far
     lo, hi = (v * px_per_cm for v in DARK_L_SPAN_CM)
+    dark = _without_narrow_pieces(dark, lo)
     contours, _ = cv2.findContours(dark, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     for c in contours:
         bx, by, bw, bh = cv2.boundingRect(c)
