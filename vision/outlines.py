@@ -265,7 +265,7 @@ class Outlines:
         grown back within the free space, is taken as enclosed. A neck between cubes opens
         onto a pocket of floor, which the shape test rarely passes.
         """
-        free = (self.labels > 0) & ~self.inner[self.labels]
+        free = (self.labels > 0) & ~np.take(self.inner, self.labels)  # (np.take: faster)
         if not free.any():
             return
         r = max(1, round(NECK_CM * self.px_per_cm))
@@ -352,7 +352,7 @@ class Outlines:
         face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
         face &= ~self._along_lines(face)
         face &= ~self._beyond_one_cube(face)
-        faces = face[self.labels].astype(np.uint8)
+        faces = np.take(face.astype(np.uint8), self.labels)  # (np.take: faster, same values)
         # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
         rim = max(1, round(0.15 * ppc))
         near = cv2.dilate(faces, np.ones((2 * rim + 1, 2 * rim + 1), np.uint8))
@@ -398,7 +398,7 @@ class Outlines:
         if not lines.any():
             return out
         n = len(face)
-        pieces = face[self.labels].astype(np.uint8)
+        pieces = np.take(face.astype(np.uint8), self.labels)  # (np.take: faster, same values)
         rim = pieces & (cv2.erode(pieces, np.ones((3, 3), np.uint8)) ^ 1)
         near = lines > 0  # (drawn 5 px wide: the edge's own blur either side)
         total = np.bincount(self.labels[rim > 0], minlength=n)
@@ -438,7 +438,7 @@ class Outlines:
         """The top faces' pieces with the edges around them (uint8, rectified view)."""
         sel = np.zeros(len(self.area), bool)
         sel[[i for i, _, _ in self._tops()]] = True
-        faces = sel[self.labels].astype(np.uint8)
+        faces = np.take(sel.astype(np.uint8), self.labels)  # (np.take: faster, same values)
         rim = max(1, round(0.1 * self.px_per_cm))
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rim + 1, 2 * rim + 1))
         return self._full(cv2.dilate(faces, k))

@@ -200,7 +200,7 @@ def _clean(fg: np.ndarray, min_area: float) -> np.ndarray:
     _, labels, area = _components(fg)
     keep = (area >= min_area).astype(np.uint8)
     keep[0] = 0
-    return keep[labels]
+    return np.take(keep, labels)  # (np.take: faster than indexing, the same values)
 
 
 def _labelled_with_stats(mask: np.ndarray):
@@ -516,7 +516,7 @@ def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
     r = round(px_per_cm)
     touch &= ~_present(labels[y0 + r:y1 - r, x0 + r:x1 - r], n)
     touch[0] = False
-    seeds = touch[labels].astype(np.uint8)
+    seeds = np.take(touch.astype(np.uint8), labels)  # (np.take: faster, the same values)
     if not seeds.any():
         return seeds
     grown = _continued_beyond(seeds, rect_lin, floor_box, px_per_cm, sides, shade, paints)
@@ -526,7 +526,7 @@ def _cut_at_side(coloured: np.ndarray, rect_lin: np.ndarray,
     outside = np.bincount(labels[(grown > 0) & (out_of_box > 0)], minlength=n)
     keep = outside >= SIDE_CUBE_SHARE * cube_px
     keep[0] = False
-    return keep[labels].astype(np.uint8)
+    return np.take(keep.astype(np.uint8), labels)  # (np.take: faster, the same values)
 
 
 def _crease_runs(edge: np.ndarray, px_per_cm: float) -> np.ndarray:
@@ -556,7 +556,7 @@ def _edged_or_other(mask: np.ndarray, edge: np.ndarray, rect_lin: np.ndarray,
     labels, ok, area = _edge_support(mask, edge, px_per_cm)
     if labels is None:
         return mask
-    confirmed = ok[labels].astype(np.uint8)
+    confirmed = np.take(ok.astype(np.uint8), labels)  # (np.take: faster, the same values)
     big = ~ok & (area >= 2 * px_per_cm * px_per_cm)
     big[0] = False
     if not big.any():
@@ -799,14 +799,14 @@ def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.
     near_big = cv2.dilate(big[mlab].astype(np.uint8), k) > 0
     hit = _present(labels[near & (pieces > 0)], n) & ~_present(labels[near_big & (pieces > 0)], n)
     hit[0] = False
-    return mask | hit[labels].astype(mask.dtype)
+    return mask | np.take(hit.astype(mask.dtype), labels)  # (np.take: faster, same values)
 
 
 def _edged(mask: np.ndarray, edge: np.ndarray, px_per_cm: float) -> np.ndarray:
     """The pieces of ``mask`` with sharp ``edge`` pixels (within 2 px of them) over at least
     ``EDGE_SUPPORT_CM`` of length and ``EDGE_DENSITY`` of their area."""
     labels, ok, _ = _edge_support(mask, edge, px_per_cm)
-    return mask if labels is None else ok[labels].astype(np.uint8)
+    return mask if labels is None else np.take(ok.astype(np.uint8), labels)  # (faster)
 
 
 def _edge_support(mask: np.ndarray, edge: np.ndarray, px_per_cm: float):
@@ -927,7 +927,7 @@ def _without_shadows(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):
     n, labels, area = _components(neutral)
     small = area <= SHADOW_CM2 * cube_px
     small[0] = False
-    neutral = small[labels].astype(np.uint8)
+    neutral = np.take(small.astype(np.uint8), labels)  # (np.take: faster, the same values)
     cast = np.zeros_like(strong)
     shift = _shadow_shift(strong, neutral, px_per_cm)
     if shift is not None:
@@ -936,7 +936,7 @@ def _without_shadows(strong: np.ndarray, neutral: np.ndarray, px_per_cm: float):
         band = neutral & ~_shifted(body, -dx, -dy)
         n, labels = cv2.connectedComponents(neutral, connectivity=8)
         left = np.bincount(labels[(neutral > 0) & (band == 0)], minlength=n)
-        band &= (left >= 0.6 * cube_px)[labels].astype(np.uint8)
+        band &= np.take((left >= 0.6 * cube_px).astype(np.uint8), labels)  # (faster)
         cast = band
         for frac in (0.25, 0.5, 0.75, 1.0):
             cast |= _shifted(strong, round(frac * dx), round(frac * dy))
