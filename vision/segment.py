@@ -782,7 +782,15 @@ def _chroma(lin: np.ndarray, px_per_cm: float) -> np.ndarray:
     noise): what a shade or a shadow leaves alone."""
     k = max(1, round(0.25 * px_per_cm))
     c = cv2.blur(_log(lin + NOISE_FLOOR), (k, k))
-    return c - c.mean(axis=2, keepdims=True)
+    return c - _channel_mean(c)[..., None]
+
+
+def _channel_mean(a: np.ndarray) -> np.ndarray:
+    """``a.mean(axis=2)`` of a 3-channel float32 image, the same bits, ten times faster
+    (numpy's reductions over a short last axis are slow, as for ``_channel_max``): numpy adds
+    a pixel's channels in order and divides by 3 in float64, which rounded to float32 is the
+    float32 quotient (an exact quotient's double rounding cannot differ)."""
+    return (a[..., 0] + a[..., 1] + a[..., 2]) / np.float32(3)
 
 
 def _with_touching(mask: np.ndarray, pieces: np.ndarray, max_area: float) -> np.ndarray:
