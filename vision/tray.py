@@ -517,7 +517,10 @@ def _refine_sides(quad: np.ndarray, edges: np.ndarray, gray: np.ndarray) -> np.n
         e = cv2.dilate(((edges[by0:by1, bx0:bx1] > 0) & across).astype(np.uint8),
                        np.ones((3, 3), np.uint8)) > 0
         hit = np.take(e.ravel(), (ys - by0) * e.shape[1] + (xs - bx0))  # (flat: faster)
-        support = (hit if inside is None else hit & inside).mean(axis=2)  # (O, T)
+        on = hit if inside is None else hit & inside
+        # (O, T): the share of samples on edge; counted as bytes (at most 48), the same
+        # quotients as numpy's mean of booleans, in half the time
+        support = on.view(np.uint8).sum(axis=2, dtype=np.uint8) / on.shape[2]
         best_tilt = support.argmax(axis=1)
         best = support[np.arange(len(offs)), best_tilt]
         good = best >= max(0.5, 0.6 * best.max())
