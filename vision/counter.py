@@ -923,12 +923,13 @@ def _brighter_beyond(mask: np.ndarray, face, rect_lin: np.ndarray, bg_lin: np.nd
     fx, fy = face
     yy, xx = np.mgrid[0:h, 0:w]
     d2 = (xx - fx) ** 2 + (yy - fy) ** 2
-    ratio = rect_lin / np.maximum(bg_lin, 1e-4)
     top = d2 <= (0.3 * px_per_cm) ** 2
     if np.count_nonzero(top & mask) < 5:
-        return None
+        return None  # (decided before the ratio is worked out over the whole box)
+    ratio = rect_lin / np.maximum(bg_lin, 1e-4)
     top_ratio = np.median(ratio[top & mask], axis=0)
-    bright = np.any((ratio > BRIGHTER) & (ratio > SIDE_LIGHT * top_ratio), axis=2)
+    over = (ratio > BRIGHTER) & (ratio > SIDE_LIGHT * top_ratio)
+    bright = over[..., 0] | over[..., 1] | over[..., 2]  # (np.any over axis 2: slower)
     far = mask & bright & (d2 > (REACH_CM * px_per_cm) ** 2)
     if np.count_nonzero(far) < CORE_AREA_CM2 * px_per_cm**2:
         return None

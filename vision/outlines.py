@@ -152,6 +152,14 @@ def _beyond_noise_robust(typical: np.ndarray, level: np.ndarray, grad: np.ndarra
     return out
 
 
+def _looked_up(index: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``table[index]`` for a uint8 ``index`` (a short table: each pixel's band), the same
+    values by OpenCV's look-up, twice as fast as numpy's indexing over the whole view."""
+    full = np.zeros(256, table.dtype)
+    full[: len(table)] = table
+    return cv2.LUT(index, full)
+
+
 def _gradient(rect_lin: np.ndarray) -> np.ndarray:
     """Steepest change of log light over the three channels, per rectified px (the log offset
     larger than elsewhere: a dark channel's noise is large in log terms)."""
@@ -263,7 +271,8 @@ class Outlines:
         bins = 6
         ls, gs = lum[::2, ::2].ravel(), g[::2, ::2].ravel()
         # the bands' cuts, and their middles (each band's typical lightness)
-        qs = np.quantile(ls, np.linspace(0, 1, 2 * bins + 1))
+        # (of the sorted samples: the same values, the quantiles' partition then much faster)
+        qs = np.quantile(np.sort(ls), np.linspace(0, 1, 2 * bins + 1))
         cuts, middle = qs[::2].copy(), qs[1::2]
         cuts[0], cuts[-1] = -np.inf, np.inf
         idx = np.clip(np.searchsorted(cuts, ls, side="right") - 1, 0, bins - 1)
@@ -274,13 +283,15 @@ class Outlines:
         share = np.bincount(idx, minlength=bins)
         overall = float(np.median(gs))
         members = [idx == b for b in range(bins)]
-        typical = np.array([np.median(gs[members[b]]) if share[b] >= 0.5 * ls.size / bins
+        # (each band's samples are a fresh copy: its median may partition it in place)
+        typical = np.array([np.median(gs[members[b]], overwrite_input=True)
+                            if share[b] >= 0.5 * ls.size / bins
                             else overall for b in range(bins)], np.float32)
         typical = _beyond_noise_robust(typical, middle, gs, members, overall)
         # each pixel's band: how many inner cuts lie at or below its lightness (as searchsorted,
         # several times faster on the whole view)
         pix = sum((lum >= c).astype(np.uint8) for c in cuts[1:bins])
-        thresh = np.maximum(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * typical[pix])
+        thresh = _looked_up(pix, np.maximum(EDGE_PER_CM / px_per_cm, EDGE_SIGMAS * typical))
         # hysteresis: weaker edges count where they continue a strong one (a cube's outline
         # against a floor of nearly its own light)
         hi = (g > thresh).astype(np.uint8)
@@ -288,7 +299,7 @@ class Outlines:
         n, labels = cv2.connectedComponents(lo, connectivity=8)
         keep = _present(labels[hi > 0], n)
         keep[0] = False
-        self.edge = keep[labels].astype(np.uint8)
+        self.edge = np.take(keep.astype(np.uint8), labels)  # (np.take: faster, same values)
         self.faint = lo  # steeper than half the bar: what hysteresis would continue
         self.closed = cv2.morphologyEx(self.edge, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         # (labels and areas only: OpenCV's statistics cost twice the labelling)
@@ -311,7 +322,7 @@ class Outlines:
         grown back within the free space, is taken as enclosed. A neck between cubes opens
         onto a pocket of floor, which the shape test rarely passes.
         """
-        free = (self.labels > 0) & ~self.inner[self.labels]
+        free = (self.labels > 0) & ~np.take(self.inner, self.labels)  # (np.take: faster)
         if not free.any():
             return
         r = max(1, round(NECK_CM * self.px_per_cm))
@@ -398,7 +409,7 @@ class Outlines:
         face = self.inner & (area < EDGE_FACE_CM2 * cube_px) & (area >= EDGE_FACE_MIN_CM2 * cube_px)
         face &= ~self._along_lines(face)
         face &= ~self._beyond_one_cube(face)
-        faces = face[self.labels].astype(np.uint8)
+        faces = np.take(face.astype(np.uint8), self.labels)  # (np.take: faster, same values)
         # a thing is its faces and the edges around them (edges alone: a crease, noise, grain)
         rim = max(1, round(0.15 * ppc))
         near = cv2.dilate(faces, np.ones((2 * rim + 1, 2 * rim + 1), np.uint8))
@@ -444,7 +455,7 @@ class Outlines:
         if not lines.any():
             return out
         n = len(face)
-        pieces = face[self.labels].astype(np.uint8)
+        pieces = np.take(face.astype(np.uint8), self.labels)  # (np.take: faster, same values)
         rim = pieces & (cv2.erode(pieces, np.ones((3, 3), np.uint8)) ^ 1)
         near = lines > 0  # (drawn 5 px wide: the edge's own blur either side)
         total = np.bincount(self.labels[rim > 0], minlength=n)
@@ -484,7 +495,7 @@ class Outlines:
         """The top faces' pieces with the edges around them (uint8, rectified view)."""
         sel = np.zeros(len(self.area), bool)
         sel[[i for i, _, _ in self._tops()]] = True
-        faces = sel[self.labels].astype(np.uint8)
+        faces = np.take(sel.astype(np.uint8), self.labels)  # (np.take: faster, same values)
         rim = max(1, round(0.1 * self.px_per_cm))
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rim + 1, 2 * rim + 1))
         return self._full(cv2.dilate(faces, k))
