@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from vision.outlines import NOISE_FLOOR, Outlines, _log, _present
-from vision.segment import BRIGHT_CEIL, CHROMA_STEP, _channel_max, _clean
+from vision.segment import BRIGHT_CEIL, CHROMA_STEP, _channel_max, _channel_mean, _clean
 
 # At the tower's mouth (no reference): the floor beyond the tower's side lies in the tower's
 # shadow, lit by the room alone. Its own floor is estimated row by row along the side, over
@@ -42,7 +42,7 @@ def _like_floor(lg: np.ndarray, floor: np.ndarray) -> np.ndarray:
     """Band pixels (log light) of the floor's colour next to them inside the side and no
     brighter than it (a shadow only darkens and leaves the paint's colour alone)."""
     d = lg - floor[None]
-    t = d.mean(axis=2)
+    t = _channel_mean(d)
     return (_channel_max(np.abs(d - t[..., None])) < CHROMA_STEP) & (t < np.log(BRIGHT_CEIL))
 
 
@@ -175,7 +175,7 @@ def mouth_floor(rect_lin: np.ndarray, px_per_cm: float, floor_box: tuple[int, in
     lg = cv2.blur(_log(band + NOISE_FLOOR), (5, 5))
     med = _row_floor(lg, px_per_cm)
     d = lg - med
-    t = d.mean(axis=2)
+    t = _channel_mean(d)
     chroma = _channel_max(np.abs(d - t[..., None]))
     diff = (chroma > CHROMA_STEP) | (t > np.log(BRIGHT_CEIL))
     if floor_in is not None:
