@@ -82,13 +82,16 @@ LUMA_BGR = np.array([0.0722, 0.7152, 0.2126], np.float32)
 
 
 def lab_from_linear(bgr_lin: np.ndarray) -> np.ndarray:
-    """CIE Lab (D65) of linear BGR rows, without clipping: a ratio above 1 gives L above 100."""
+    """CIE Lab (D65) of linear BGR rows, without clipping: a ratio above 1 gives L above 100.
+
+    The element-wise steps run on X, Y and Z as three contiguous rows (the same operations on
+    the same values, so the same bits): numpy loops slowly over a last axis of only three,
+    and the colour fit asks for thousands of rows at a time."""
     rgb = np.asarray(bgr_lin, np.float32).reshape(-1, 3)[:, ::-1]
-    xyz = rgb @ _RGB2XYZ.T / _WHITE
+    xyz = np.ascontiguousarray((rgb @ _RGB2XYZ.T).T)
+    xyz /= _WHITE[:, None]
     f = np.where(xyz > 0.008856, np.cbrt(np.maximum(xyz, 1e-9)), 7.787 * xyz + 16 / 116)
-    return np.stack(
-        [116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1
-    )
+    return np.stack([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])], axis=1)
 
 
 _RGB2XYZ_INV = np.linalg.inv(_RGB2XYZ).astype(np.float32)
