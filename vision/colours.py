@@ -350,7 +350,7 @@ class ColourModel:
         # floor at most ``over`` brighter than read, so the ratio at most that much lower
         top = np.where(lo, np.inf, mm)
         bottom = mm / over[idx][None, :, None, :]
-        mm = np.minimum(np.maximum(r, bottom), top)  # (np.clip: same, several times slower)
+        mm = _clamped(r, bottom, top)
         labc = lab_from_linear(mm.reshape(-1, 3)).reshape(mm.shape)
         dc = (labc - ref) / sds
         dist[:, idx, :] = np.sqrt(_sum3(dc * dc))
@@ -782,6 +782,17 @@ def _sum3(x: np.ndarray) -> np.ndarray:
     """``x.sum(axis=-1)`` over a last axis of three, in the same order (so the same bits): a
     numpy reduction over so short an axis costs ten times the three slices' adds."""
     return x[..., 0] + x[..., 1] + x[..., 2]
+
+
+def _clamped(r: np.ndarray, bottom: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """``np.minimum(np.maximum(r, bottom), top)`` of the colours' own values ``r`` (1, 1, 7, 3)
+    and each cube's interval (G, K, 1, 3), the same values (np.clip: the same, several times
+    slower). Why: numpy's broadcast loops over a last axis of three are slow; repeating the
+    intervals to full size first lets both steps run as flat loops."""
+    out = np.repeat(bottom, r.shape[2], axis=2)
+    np.maximum(np.broadcast_to(r, out.shape), out, out=out)
+    np.minimum(out, np.repeat(top, r.shape[2], axis=2), out=out)
+    return out
 
 
 def _min_last(x: np.ndarray) -> np.ndarray:
