@@ -34,8 +34,13 @@ def _side_band(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int) -
     the floor's extent along it, turned so that the side runs along the rows and the last row
     is the one next to the floor (a view: writing to it writes to ``a``)."""
     x0, y0, x1, y1 = floor_box
-    band = [a[:y0, x0:x1], a[y0:y1, x1:], a[y1:, x0:x1], a[y0:y1, :x0]][side]
-    return [band, band.swapaxes(0, 1)[::-1], band[::-1], band.swapaxes(0, 1)][side]
+    return _turned([a[:y0, x0:x1], a[y0:y1, x1:], a[y1:, x0:x1], a[y0:y1, :x0]][side], side)
+
+
+def _turned(part: np.ndarray, side: int) -> np.ndarray:
+    """A part of the view along the floor box's ``side`` turned so that the side runs along
+    its rows, as seen from beyond the top side (a view, not a copy)."""
+    return [part, part.swapaxes(0, 1)[::-1], part[::-1], part.swapaxes(0, 1)][side]
 
 
 def _like_floor(lg: np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -66,9 +71,8 @@ def _inside_strip(a: np.ndarray, floor_box: tuple[int, int, int, int], side: int
     """The ``depth`` rows of ``a`` just inside the floor box's ``side``, over the floor's
     extent along it, turned as ``_side_band`` (the side along the rows)."""
     x0, y0, x1, y1 = floor_box
-    strip = [a[y0:y0 + depth, x0:x1], a[y0:y1, x1 - depth:x1], a[y1 - depth:y1, x0:x1],
-             a[y0:y1, x0:x0 + depth]][side]
-    return [strip, strip.swapaxes(0, 1)[::-1], strip[::-1], strip.swapaxes(0, 1)][side]
+    return _turned([a[y0:y0 + depth, x0:x1], a[y0:y1, x1 - depth:x1], a[y1 - depth:y1, x0:x1],
+                    a[y0:y1, x0:x0 + depth]][side], side)
 
 
 def floor_inside(rect_lin: np.ndarray, cubes: np.ndarray, px_per_cm: float,
