@@ -213,7 +213,7 @@ class SettleDetector:
         """Watch only inside the tray (four or more corners, frame pixels); None watches it all.
 
         Besides ignoring hands and cards on the table, the corners give the true size of a cube.
-        Corners are the floor's (``TrayView.corners``); the detector starts watching afresh.
+        Corners are the floor's (a reading's ``tray_corners``); the detector starts watching afresh.
         """
         if corners is None:
             self._tray_corners = None

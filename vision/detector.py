@@ -1,0 +1,182 @@
+"""The learned cube detector behind a small seam: an ONNX network run by OpenCV's ``cv2.dnn``.
+
+Why: the detector is the one part that is learned; everything the device needs to know about it
+(input size, output maps, colour labels, thresholds, temperature) is in the ``model.json``
+beside the ``.onnx`` file, so a retrained model drops in without a code change (the way Frigate
+keeps its detector's input shape and labels in its config). ``decode`` is plain numpy and is
+shared with the training code, which scores its validation set with exactly what the device
+runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.errors import VisionError
+from vision.netinput import network_input
+
+MODEL_DIR = Path(__file__).with_name("model")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """What ``model.json`` says about the network; unknown keys are refused."""
+
+    input_width: int
+    input_height: int
+    stride: int
+    labels: tuple[str, ...]
+    heads: tuple[str, ...]
+    cube_threshold: float = 0.5  # a centre at least this likely is counted
+    candidate_threshold: float = 0.2  # below the count, a centre this likely makes a doubt
+    corner_threshold: float = 0.25
+    colour_temperature: float = 1.0  # divides the colour logits (calibrated on validation)
+    cube_temperature: float = 1.0  # divides the centre logits (calibrated on validation)
+    trained_on: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        allowed = set(cls.__dataclass_fields__)
+        unknown = set(d) - allowed
+        if unknown:
+            raise VisionError(f"model.json: unknown keys {sorted(unknown)}; "
+                              f"allowed: {sorted(allowed)}")
+        d = dict(d)
+        d["labels"] = tuple(d["labels"])
+        d["heads"] = tuple(d["heads"])
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v)
+                for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A possible cube: where (input pixels of the picture), how likely, which colour."""
+
+    x: float
+    y: float
+    score: float  # probability that a cube of the tray is centred here
+    colour_probs: np.ndarray  # (7,) softmax over the labels
+    outside: bool = False  # the network takes it for a cube lying outside the tray
+
+
+@dataclass(frozen=True)
+class Detections:
+    candidates: tuple[Candidate, ...]
+    corners: np.ndarray | None  # (4, 2) floor corners in picture pixels, or None
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softmax(x: np.ndarray, axis: int = 0) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _peaks(heat: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cells that are a 3 x 3 maximum and at least ``threshold``: (rows, cols)."""
+    local_max = cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    return np.nonzero((heat >= local_max) & (heat >= threshold))
+
+
+def decode(maps: np.ndarray, config: ModelConfig, scale: float,
+           valid_size: tuple[int, int] | None = None) -> Detections:
+    """Turn the network's output (C, gh, gw) into candidates and corners in picture pixels.
+
+    ``scale`` maps picture pixels to input pixels; ``valid_size`` (input px) is the part of the
+    input the picture covers (the rest is padding)."""
+    heads = {name: i for i, name in enumerate(config.heads)}
+    stride = config.stride
+    cube = _sigmoid(maps[heads["cube"]] / config.cube_temperature).astype(np.float32)
+    outside = _sigmoid(maps[heads["outside"]]).astype(np.float32)
+    if valid_size is not None:
+        gw = int(np.ceil(valid_size[0] / stride))
+        gh = int(np.ceil(valid_size[1] / stride))
+        cube[gh:, :] = 0
+        cube[:, gw:] = 0
+        outside[gh:, :] = 0
+        outside[:, gw:] = 0
+    colour_idx = [heads[f"colour:{i}"] for i in range(len(config.labels))]
+    colour_logits = maps[colour_idx] / config.colour_temperature
+    dx, dy = _sigmoid(maps[heads["dx"]]), _sigmoid(maps[heads["dy"]])
+
+    candidates = []
+    for heat, is_outside in ((cube, False), (outside, True)):
+        rows, cols = _peaks(heat, config.candidate_threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            if is_outside and cube[r, c] >= heat[r, c]:
+                continue  # the same spot is more likely a tray cube: one candidate is enough
+            x = (c + float(dx[r, c])) * stride / scale
+            y = (r + float(dy[r, c])) * stride / scale
+            probs = _softmax(colour_logits[:, r, c])
+            candidates.append(Candidate(x, y, float(heat[r, c]), probs, is_outside))
+    candidates.sort(key=lambda cand: -cand.score)
+    corners = _corners(maps[heads["corner"]], config, scale, valid_size)
+    return Detections(tuple(candidates), corners)
+
+
+def _corners(logits: np.ndarray, config: ModelConfig, scale: float,
+             valid_size: tuple[int, int] | None) -> np.ndarray | None:
+    """The four strongest corner peaks, refined to the weighted centre of their 3 x 3 cells;
+    None unless four stand out."""
+    heat = _sigmoid(logits).astype(np.float32)
+    if valid_size is not None:
+        heat[int(np.ceil(valid_size[1] / config.stride)):, :] = 0
+        heat[:, int(np.ceil(valid_size[0] / config.stride)):] = 0
+    rows, cols = _peaks(heat, config.corner_threshold)
+    if len(rows) < 4:
+        return None
+    order = np.argsort(-heat[rows, cols])[:4]
+    points = []
+    gh, gw = heat.shape
+    for r, c in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
+        r0, r1, c0, c1 = max(0, r - 1), min(gh, r + 2), max(0, c - 1), min(gw, c + 2)
+        w = heat[r0:r1, c0:c1]
+        ys, xs = np.mgrid[r0:r1, c0:c1]
+        cx = float((w * (xs + 0.5)).sum() / w.sum())
+        cy = float((w * (ys + 0.5)).sum() / w.sum())
+        points.append((cx * config.stride / scale, cy * config.stride / scale))
+    return np.array(points, np.float32)
+
+
+class CubeDetector:
+    """Loads ``model.onnx`` and ``model.json`` from a folder (the packaged model by default).
+
+    One instance per process is enough; it is not thread-safe (cv2.dnn nets are not), so the
+    device's single watch loop owns it."""
+
+    def __init__(self, model_dir: str | Path | None = None):
+        folder = Path(model_dir) if model_dir is not None else MODEL_DIR
+        onnx_path, json_path = folder / "model.onnx", folder / "model.json"
+        if not onnx_path.is_file() or not json_path.is_file():
+            raise VisionError(f"no cube model in {folder} (model.onnx and model.json)")
+        try:
+            self.config = ModelConfig.from_dict(json.loads(json_path.read_text()))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise VisionError(f"model.json in {folder} is not valid: {exc}") from exc
+        try:
+            self.net = cv2.dnn.readNetFromONNX(str(onnx_path))
+        except cv2.error as exc:
+            raise VisionError(f"OpenCV cannot load {onnx_path}: {exc}") from exc
+
+    def maps(self, image: np.ndarray, reference: np.ndarray | None) -> tuple[np.ndarray, float]:
+        """The network's raw output maps (C, gh, gw) and the picture -> input scale."""
+        cfg = self.config
+        blob, scale = network_input(image, reference, cfg.input_width, cfg.input_height)
+        self.net.setInput(blob)
+        out = self.net.forward()
+        return np.asarray(out)[0], scale
+
+    def detect(self, image: np.ndarray, reference: np.ndarray | None = None) -> Detections:
+        maps, scale = self.maps(image, reference)
+        h, w = image.shape[:2]
+        return decode(maps, self.config, scale, (w * scale, h * scale))
