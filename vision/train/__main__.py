@@ -1,0 +1,238 @@
+"""Train the cube detector: ``python -m vision.train DATA_DIR... [--out vision/model]``.
+
+Reads every labelled folder given (any folder in the ``labels.json`` format, searched for
+``labels.json`` files below it), keeps a share of the table set-ups apart for validation
+(whole set-ups, never single pictures), trains ``CubeNet`` on randomly re-shot copies of the
+rest (``vision.train.augment``), picks the counting threshold and calibrates the confidences
+on the validation set-ups only, and writes ``model.onnx`` and ``model.json`` (checked to load
+and agree in ``cv2.dnn``). Needs the ``train`` extra (PyTorch, onnx).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch.nn import functional
+
+from vision.detector import MODEL_DIR, ModelConfig
+from vision.netinput import to_planes
+from vision.train import calibrate
+from vision.train.augment import STRIDE, Cached, augment, targets
+from vision.train.data import Sample, load_samples, split_by_session
+from vision.train.export import export_onnx
+from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
+
+INPUT_WIDTH, INPUT_HEIGHT = 384, 224
+
+
+def cache_samples(samples: list[Sample]) -> list[Cached]:
+    """Each picture (and its session's empty tray) fitted to the input scale once."""
+    empties: dict[Path, np.ndarray] = {}
+    out = []
+    for s in samples:
+        img = cv2.imread(str(s.path), cv2.IMREAD_COLOR)
+        if img is None:
+            raise RuntimeError(f"cannot read {s.path}")
+        h, w = img.shape[:2]
+        scale = min(INPUT_WIDTH / w, INPUT_HEIGHT / h)
+        nw, nh = round(w * scale), round(h * scale)
+        small = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
+        ref = None
+        if s.empty_path is not None:
+            if s.empty_path not in empties:
+                e = cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR)
+                empties[s.empty_path] = cv2.resize(e, (nw, nh), interpolation=cv2.INTER_AREA)
+            ref = empties[s.empty_path]
+        low = s.low_visibility_px(w, h)
+        cubes = np.array([[c.x * scale, c.y * scale, c.colour, c.in_tray,
+                           float(c.visible_px >= low)] for c in s.cubes], np.float32)
+        cubes = cubes.reshape(-1, 5)
+        corners = None if s.corners is None else np.array(s.corners, np.float32) * scale
+        out.append(Cached(small, ref, scale, cubes, corners))
+    return out
+
+
+def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False):
+    xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
+    for item in items:
+        image, ref, cubes, corners = augment(item, rng, INPUT_WIDTH, INPUT_HEIGHT, plain=plain)
+        xs.append(to_planes(image, ref))
+        h, w, c, o, m = targets(cubes, corners, INPUT_WIDTH, INPUT_HEIGHT)
+        heats.append(h)
+        weights.append(w)
+        colours.append(c)
+        offsets.append(o)
+        masks.append(m)
+    return tuple(torch.from_numpy(np.stack(a)) for a in
+                 (xs, heats, weights, colours, offsets, masks))
+
+
+def focal_loss(logits, gt, weight):
+    """CenterNet's penalty-reduced focal loss, normalised by the number of centres."""
+    p = torch.sigmoid(logits).clamp(1e-4, 1 - 1e-4)
+    pos = (gt >= 1.0).float()
+    pos_loss = -torch.log(p) * (1 - p) ** 2 * pos
+    neg_loss = -torch.log(1 - p) * p ** 2 * (1 - gt) ** 4 * (1 - pos)
+    n = (pos * weight).sum().clamp(min=1.0)
+    return ((pos_loss + neg_loss) * weight).sum() / n
+
+
+def loss_fn(out, heat, weight, colour, offset, mask):
+    l_cube = focal_loss(out[:, CUBE], heat[:, 0], weight[:, 0])
+    l_out = focal_loss(out[:, OUTSIDE], heat[:, 1], weight[:, 1])
+    l_corner = focal_loss(out[:, CORNER], heat[:, 2], weight[:, 2])
+    has = colour >= 0
+    if has.any():
+        logits = out[:, COLOUR].permute(0, 2, 3, 1)[has]
+        l_colour = functional.cross_entropy(logits, colour[has])
+    else:
+        l_colour = out.sum() * 0
+    off = torch.sigmoid(out[:, OFFSET])
+    l_off = (torch.abs(off - offset).sum(1) * mask).sum() / mask.sum().clamp(min=1.0)
+    total = l_cube + 0.5 * l_out + 0.5 * l_corner + l_colour + 0.5 * l_off
+    return total, {"cube": l_cube.item(), "outside": l_out.item(), "corner": l_corner.item(),
+                   "colour": l_colour.item(), "offset": l_off.item()}
+
+
+def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool) -> list[np.ndarray]:
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for item in items:
+            h, w = item.image.shape[:2]
+            canvas = np.zeros((INPUT_HEIGHT, INPUT_WIDTH, 3), np.uint8)
+            canvas[:h, :w] = item.image
+            ref = None
+            if with_reference and item.reference is not None:
+                ref = np.zeros_like(canvas)
+                ref[:h, :w] = item.reference
+            x = torch.from_numpy(to_planes(canvas, ref)[None])
+            out.append(model(x)[0].numpy())
+    model.train()
+    return out
+
+
+def _reload(args, samples: list[Sample], items: list[Cached]):
+    """Add the pictures that appeared in the data folders since the last look (a renderer still
+    running beside the training); validation set-ups stay apart by their names' hash."""
+    known = {s.path for s in samples}
+    fresh: list[Sample] = []
+    for folder in args.data:
+        try:
+            fresh += [s for s in load_samples(folder) if s.path not in known]
+        except (OSError, ValueError) as exc:  # a labels file being rewritten right now
+            print(f"reload skipped {folder}: {exc}", flush=True)
+    fresh, _ = split_by_session(fresh, args.val_share, args.seed)
+    if fresh:
+        items = items + cache_samples(fresh)
+        samples = samples + fresh
+        print(f"added {len(fresh)} pictures: {len(samples)} of "
+              f"{len({s.session for s in samples})} set-ups now", flush=True)
+    return samples, items
+
+
+def train(args) -> dict:
+    """Train, calibrate and export; returns the per-step losses and where the model went."""
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    samples: list[Sample] = []
+    for folder in args.data:
+        samples += load_samples(folder)
+    train_samples, val_samples = split_by_session(samples, args.val_share, args.seed)
+    if not train_samples:
+        raise SystemExit("no training pictures: every set-up fell in the validation share")
+    sessions = lambda ss: len({s.session for s in ss})  # noqa: E731
+    print(f"{len(train_samples)} training pictures of {sessions(train_samples)} set-ups, "
+          f"{len(val_samples)} validation pictures of {sessions(val_samples)} set-ups",
+          flush=True)
+    t0 = time.time()
+    train_items = cache_samples(train_samples)
+    val_items = cache_samples(val_samples)
+    print(f"cached in {time.time() - t0:.0f} s", flush=True)
+
+    model = CubeNet(args.width).to(memory_format=torch.channels_last)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"CubeNet: {n_params} parameters", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    budget = args.minutes * 60
+    start = time.time()
+    step = 0
+    avg: dict[str, float] = {}
+    losses: list[float] = []
+    while True:
+        elapsed = time.time() - start
+        if step >= args.steps or elapsed >= budget:
+            break
+        progress = max(step / args.steps, elapsed / budget)
+        warm = min(1.0, (step + 1) / max(1, args.warmup))
+        lr = args.lr * warm * 0.5 * (1 + math.cos(math.pi * progress))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        if args.reload_every and step and step % args.reload_every == 0:
+            train_samples, train_items = _reload(args, train_samples, train_items)
+        idx = rng.integers(0, len(train_items), args.batch)
+        x, heat, weight, colour, offset, mask = make_batch([train_items[i] for i in idx], rng)
+        out = model(x.contiguous(memory_format=torch.channels_last))
+        loss, parts = loss_fn(out, heat, weight, colour, offset, mask)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        for k, v in {"loss": loss.item(), **parts}.items():
+            avg[k] = 0.98 * avg.get(k, v) + 0.02 * v
+        step += 1
+        if step % args.log_every == 0:
+            print(f"step {step} {elapsed / 60:.1f} min lr {lr:.5f} "
+                  + " ".join(f"{k} {v:.3f}" for k, v in avg.items()), flush=True)
+    print(f"trained {step} steps in {(time.time() - start) / 60:.1f} min", flush=True)
+
+    config = ModelConfig(
+        input_width=INPUT_WIDTH, input_height=INPUT_HEIGHT, stride=STRIDE,
+        labels=("blue", "black", "red", "brown", "green", "yellow", "white"), heads=HEADS,
+        trained_on=args.note or ", ".join(str(d) for d in args.data))
+    if val_items:
+        per_mode = {mode: predict_maps(model, val_items, mode) for mode in (True, False)}
+        config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    export_onnx(model, out_dir / "model.onnx", INPUT_WIDTH, INPUT_HEIGHT)
+    (out_dir / "model.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n")
+    if args.weights:
+        torch.save(model.state_dict(), args.weights)
+    print(f"wrote {out_dir / 'model.onnx'} and model.json", flush=True)
+    return {"losses": losses, "out": out_dir, "config": config}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.train", description=__doc__)
+    ap.add_argument("data", nargs="+", type=Path, help="folders with labels.json")
+    ap.add_argument("--out", type=Path, default=MODEL_DIR)
+    ap.add_argument("--steps", type=int, default=20000)
+    ap.add_argument("--minutes", type=float, default=60.0, help="stop after this long")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--width", type=int, default=1)
+    ap.add_argument("--val-share", type=float, default=0.1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reload-every", type=int, default=0,
+                    help="look for new pictures in the data folders every so many steps")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--note", default="", help="what the data was, for model.json")
+    ap.add_argument("--weights", type=Path, help="also keep the PyTorch weights here")
+    ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
+    train(ap.parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""What a real camera does to a render, and the maps the network learns to output.
+
+Why: the renders come from one renderer's idea of light and sensors; a device meets other
+white balances, exposures, lenses, resolutions, JPEG settings and mounts. Each training picture
+is therefore moved (rotated, scaled, shifted, sheared; sometimes turned half round), re-lit
+(channel casts, exposure, gamma), blurred, noised, re-sampled and re-compressed at random, and
+its empty-tray reference is moved and re-lit alike with small differences of its own (a camera
+that shook, an exposure that drifted), or left out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+STRIDE = 4
+CENTRE_SIGMA = 0.9  # cells
+CORNER_SIGMA = 1.0
+
+
+@dataclass
+class Cached:
+    """A sample's picture and reference already fitted to the input scale (uint8 BGR)."""
+
+    image: np.ndarray
+    reference: np.ndarray | None
+    scale: float  # picture pixels -> cached pixels
+    cubes: np.ndarray  # (N, 5): x, y (cached px), colour, in_tray, keep (1 = clearly visible)
+    corners: np.ndarray | None  # (4, 2) cached px
+
+
+def random_affine(rng: np.random.Generator, src_w: int, src_h: int, out_w: int, out_h: int,
+                  strength: float = 1.0) -> np.ndarray:
+    """A 2x3 matrix from cached picture pixels to input pixels."""
+    r = rng.random()
+    if r < 0.7:
+        angle = rng.normal(0, 4) * strength
+    elif r < 0.9:
+        angle = 180 + rng.normal(0, 4)
+    else:
+        angle = rng.uniform(0, 360)
+    zoom = math.exp(rng.uniform(-0.3, 0.25) * strength)
+    if r >= 0.9:
+        zoom *= 0.75
+    shear = rng.normal(0, 0.04) * strength
+    a = math.radians(angle)
+    rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]) * zoom
+    rot = rot @ np.array([[1, shear], [0, 1]])
+    centre_src = np.array([src_w / 2, src_h / 2])
+    # mostly where the device puts it (top-left aligned), sometimes anywhere
+    if rng.random() < 0.5:
+        centre_dst = np.array([src_w / 2, src_h / 2])
+    else:
+        centre_dst = np.array([out_w / 2, out_h / 2])
+    centre_dst = centre_dst + rng.normal(0, 12, 2) * strength
+    t = centre_dst - rot @ centre_src
+    return np.hstack([rot, t[:, None]]).astype(np.float32)
+
+
+def relight(img: np.ndarray, gains: np.ndarray, exposure: float, gamma: float) -> np.ndarray:
+    """Per-channel gain, exposure and gamma, as one look-up table per channel."""
+    levels = np.power(np.arange(256, dtype=np.float32) / 255, gamma)
+    lut = np.clip(levels[:, None] * (gains * exposure)[None, :] * 255 + 0.5, 0, 255)
+    return cv2.LUT(img, lut.astype(np.uint8).reshape(256, 1, 3))
+
+
+def camera_noise(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if rng.random() < 0.25:  # a lower-resolution camera, scaled up to the same input
+        h, w = img.shape[:2]
+        f = rng.uniform(0.45, 0.9)
+        img = cv2.resize(cv2.resize(img, (max(8, int(w * f)), max(8, int(h * f))),
+                                    interpolation=cv2.INTER_AREA), (w, h),
+                         interpolation=cv2.INTER_LINEAR)
+    if rng.random() < 0.3:
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.1))
+    if rng.random() < 0.5:
+        noise = rng.standard_normal(img.shape, dtype=np.float32) * rng.uniform(1, 5)
+        img = cv2.add(img, noise, dtype=cv2.CV_8U)
+    if rng.random() < 0.5:
+        q = int(rng.uniform(25, 96))
+        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
+        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return img
+
+
+def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
+            plain: bool = False, reference_share: float = 0.6):
+    """(image, reference or None, cubes (N, 5) in input px, corners (4, 2) or None)."""
+    h, w = item.image.shape[:2]
+    if plain:
+        m = np.array([[1, 0, 0], [0, 1, 0]], np.float32)
+    else:
+        m = random_affine(rng, w, h, out_w, out_h)
+    image = cv2.warpAffine(item.image, m, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_CONSTANT)
+    valid = cv2.warpAffine(np.full((h, w), 255, np.uint8), m, (out_w, out_h),
+                           flags=cv2.INTER_NEAREST)
+    reference = None
+    use_ref = item.reference is not None and (plain or rng.random() < reference_share)
+    if use_ref:
+        mr = m.copy()
+        if not plain:
+            jitter = cv2.getRotationMatrix2D((out_w / 2, out_h / 2), rng.normal(0, 0.3), 1.0)
+            mr = (np.vstack([jitter, [0, 0, 1]]) @ np.vstack([m, [0, 0, 1]]))[:2].astype(
+                np.float32)
+            mr[:, 2] += rng.normal(0, 0.7, 2)
+        reference = cv2.warpAffine(item.reference, mr, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                                   borderMode=cv2.BORDER_CONSTANT)
+    if not plain:
+        gains = np.exp(rng.normal(0, 0.14, 3)) if rng.random() < 0.8 else np.ones(3)
+        exposure = math.exp(rng.uniform(-0.65, 0.45))
+        gamma = math.exp(rng.normal(0, 0.15))
+        image = camera_noise(relight(image, gains, exposure, gamma), rng)
+        if reference is not None:
+            reference = camera_noise(relight(
+                reference, gains * np.exp(rng.normal(0, 0.03, 3)),
+                exposure * math.exp(rng.normal(0, 0.08)), gamma), rng)
+    image[valid == 0] = 0
+    if reference is not None:
+        reference[valid == 0] = 0
+    cubes = item.cubes.copy()
+    if len(cubes):
+        xy = cubes[:, :2] @ m[:, :2].T + m[:, 2]
+        cubes[:, :2] = xy
+    corners = None
+    if item.corners is not None:
+        corners = item.corners @ m[:, :2].T + m[:, 2]
+    return image, reference, cubes, corners
+
+
+def _splat(target: np.ndarray, cx: float, cy: float, sigma: float) -> None:
+    gh, gw = target.shape
+    r = math.ceil(3 * sigma)
+    ix, iy = math.floor(cx), math.floor(cy)
+    x0, x1 = max(0, ix - r), min(gw, ix + r + 1)
+    y0, y1 = max(0, iy - r), min(gh, iy + r + 1)
+    if x0 >= x1 or y0 >= y1:
+        return
+    xs = np.arange(x0, x1) + 0.5
+    ys = np.arange(y0, y1) + 0.5
+    g = np.exp(-((xs[None, :] - cx) ** 2 + (ys[:, None] - cy) ** 2) / (2 * sigma * sigma))
+    if 0 <= ix < gw and 0 <= iy < gh:
+        g[iy - y0, ix - x0] = 1.0  # the centre's own cell is the one positive
+    np.maximum(target[y0:y1, x0:x1], g, out=target[y0:y1, x0:x1])
+
+
+def targets(cubes: np.ndarray, corners: np.ndarray | None, out_w: int, out_h: int):
+    """The maps the network is trained to output, at stride 4.
+
+    Returns heat (3, gh, gw) for in-tray centres, out-of-tray centres and floor corners;
+    heat_weight (3, gh, gw), zero where either answer is fair (a barely visible cube) or unknown
+    (no corner labels); colour (gh, gw) int64 class per cell (-1: no cube); offset (2, gh, gw)
+    and offset_mask (gh, gw).
+    """
+    gw, gh = out_w // STRIDE, out_h // STRIDE
+    heat = np.zeros((3, gh, gw), np.float32)
+    weight = np.ones((3, gh, gw), np.float32)
+    colour = np.full((gh, gw), -1, np.int64)
+    offset = np.zeros((2, gh, gw), np.float32)
+    offset_mask = np.zeros((gh, gw), np.float32)
+    centres = []
+    for x, y, cls, in_tray, keep in cubes:
+        cx, cy = x / STRIDE, y / STRIDE
+        ix, iy = math.floor(cx), math.floor(cy)
+        if not (-1 <= ix <= gw and -1 <= iy <= gh):
+            continue
+        channel = 0 if in_tray else 1
+        if keep < 0.5:  # barely visible: either answer is fair
+            weight[channel, max(0, iy - 1):iy + 2, max(0, ix - 1):ix + 2] = 0
+            continue
+        if not (0 <= ix < gw and 0 <= iy < gh):
+            # a cube cut by the picture's edge: do not ask for it either way
+            weight[channel, max(0, iy - 1):iy + 2, max(0, ix - 1):ix + 2] = 0
+            continue
+        _splat(heat[channel], cx, cy, CENTRE_SIGMA)
+        colour[max(0, iy - 1):iy + 2, max(0, ix - 1):ix + 2] = int(cls)
+        offset[0, iy, ix] = cx - ix
+        offset[1, iy, ix] = cy - iy
+        offset_mask[iy, ix] = 1
+        centres.append((iy, ix, int(cls)))
+    for iy, ix, cls in centres:  # a cube's own centre keeps its colour beside a neighbour's
+        colour[iy, ix] = cls
+    if corners is None:
+        weight[2] = 0
+    else:
+        for cx, cy in corners / STRIDE:
+            _splat(heat[2], cx, cy, CORNER_SIGMA)
+    return heat, weight, colour, offset, offset_mask

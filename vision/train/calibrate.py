@@ -1,0 +1,96 @@
+"""Settle the decoder's numbers on validation set-ups: temperatures, then the counting threshold.
+
+Why on validation set-ups: a threshold or temperature chosen on the pictures the network was
+trained on would be as over-confident as the network is there. The colour temperature makes a
+colour probability p right about p of the time, the centre temperature does the same for "a
+cube is here", and the threshold is the one that reads the most validation trays exactly right
+(with and without the empty-tray reference alike).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from vision.detector import ModelConfig, decode
+from vision.reading import COLOURS
+from vision.train.data import MATCH_RADIUS_FRAC, fair_counts, is_exact, match
+
+TEMPERATURES = (0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0)
+THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.25, 0.76, 0.05))
+
+
+def _decoded(config, samples, items, maps_list):
+    for sample, item, maps in zip(samples, items, maps_list, strict=True):
+        h, w = item.image.shape[:2]
+        width, height = w / item.scale, h / item.scale
+        det = decode(maps, config, item.scale, (w, h))
+        yield sample, det, width, height
+
+
+def _matched(samples, items, maps_list, config, in_tray_only):
+    """(candidate, true colour or None) for every in-tray candidate."""
+    out = []
+    for sample, det, width, _height in _decoded(config, samples, items, maps_list):
+        cands = [c for c in det.candidates if not c.outside]
+        truth = [c for c in sample.cubes if c.in_tray or not in_tray_only]
+        pairs = match([(c.x, c.y) for c in cands], [(t.x, t.y) for t in truth],
+                      MATCH_RADIUS_FRAC * width)
+        hit = {i: truth[j].colour for i, j in pairs}
+        out += [(c, hit.get(i)) for i, c in enumerate(cands)]
+    return out
+
+
+def _nll_colour(config, samples, items, per_mode):
+    total, n = 0.0, 0
+    for maps_list in per_mode.values():
+        for cand, colour in _matched(samples, items, maps_list, config, False):
+            if colour is not None and cand.score >= 0.5:
+                total -= float(np.log(max(cand.colour_probs[colour], 1e-6)))
+                n += 1
+    return total / max(n, 1)
+
+
+def _nll_cube(config, samples, items, per_mode):
+    total, n = 0.0, 0
+    for maps_list in per_mode.values():
+        for cand, colour in _matched(samples, items, maps_list, config, True):
+            p = min(max(cand.score, 1e-6), 1 - 1e-6)
+            total -= float(np.log(p if colour is not None else 1 - p))
+            n += 1
+    return total / max(n, 1)
+
+
+def exact_share(config, samples, items, maps_list) -> float:
+    right = 0
+    for sample, det, width, height in _decoded(config, samples, items, maps_list):
+        counts = dict.fromkeys(COLOURS, 0)
+        for c in det.candidates:
+            if not c.outside and c.score >= config.cube_threshold:
+                counts[COLOURS[int(np.argmax(c.colour_probs))]] += 1
+        right += is_exact(counts, fair_counts(sample, int(width), int(height)))
+    return right / max(len(samples), 1)
+
+
+def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> ModelConfig:
+    best = min(TEMPERATURES, key=lambda t: _nll_colour(
+        dataclasses.replace(config, colour_temperature=t), samples, items, per_mode))
+    config = dataclasses.replace(config, colour_temperature=best)
+    low = dataclasses.replace(config, candidate_threshold=0.02)
+    best = min(TEMPERATURES, key=lambda t: _nll_cube(
+        dataclasses.replace(low, cube_temperature=t), samples, items, per_mode))
+    config = dataclasses.replace(config, cube_temperature=best)
+    scores = {}
+    for t in THRESHOLDS:
+        c = dataclasses.replace(config, cube_threshold=t, candidate_threshold=min(0.2, t))
+        scores[t] = np.mean([exact_share(c, samples, items, m) for m in per_mode.values()])
+    top = max(scores.values())
+    threshold = min((t for t, s in scores.items() if s == top), key=lambda t: abs(t - 0.5))
+    config = dataclasses.replace(config, cube_threshold=float(threshold),
+                                 candidate_threshold=float(min(0.2, threshold / 2)))
+    log(f"validation: colour temperature {config.colour_temperature}, cube temperature "
+        f"{config.cube_temperature}, threshold {threshold} "
+        f"(exact trays {top:.3f}; by threshold "
+        + " ".join(f"{t}:{s:.2f}" for t, s in scores.items()) + ")")
+    return config

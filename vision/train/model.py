@@ -1,0 +1,73 @@
+"""The cube detector's network: a small encoder-decoder that outputs maps at 1/4 resolution.
+
+Why this shape: a cube is 9-15 input pixels across, so a map at stride 4 puts 2-4 cells on each
+cube and keeps touching cubes apart; the encoder goes down to stride 32 so that every cell sees
+the tray's walls and the tower around it (a cube outside the tray looks like one inside; only
+the context tells). Plain 3x3 convolutions, batch norm folded at export, ReLU, nearest
+upsampling and additions: operations that OpenCV's ``cv2.dnn`` runs in every version the
+project supports.
+
+Output channels (``HEADS``): in-tray cube centre (logit), out-of-tray cube centre (logit), tray
+floor corner (logit), seven colour logits, and the centre's sub-cell offset (x, y, through a
+sigmoid in the decoder).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional
+
+from vision.netinput import INPUT_CHANNELS
+
+HEADS = ("cube", "outside", "corner", *(f"colour:{i}" for i in range(7)), "dx", "dy")
+CUBE, OUTSIDE, CORNER = 0, 1, 2
+COLOUR = slice(3, 10)
+OFFSET = slice(10, 12)
+
+
+def conv(cin: int, cout: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride, padding=dilation, dilation=dilation, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+def pointwise(cin: int, cout: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout),
+                         nn.ReLU(inplace=True))
+
+
+class CubeNet(nn.Module):
+    def __init__(self, width: int = 1):
+        super().__init__()
+        c = [16 * width, 24 * width, 40 * width, 64 * width, 96 * width]
+        self.stem = nn.Sequential(conv(INPUT_CHANNELS, c[0], 2), conv(c[0], c[1], 2),
+                                  conv(c[1], c[1]))                       # stride 4
+        self.down8 = nn.Sequential(conv(c[1], c[2], 2), conv(c[2], c[2]))     # stride 8
+        self.down16 = nn.Sequential(conv(c[2], c[3], 2), conv(c[3], c[3]),
+                                    conv(c[3], c[3], dilation=2))             # stride 16
+        self.down32 = nn.Sequential(conv(c[3], c[4], 2), conv(c[4], c[4]))     # stride 32
+        self.lat32 = pointwise(c[4], c[3])
+        self.fuse16 = conv(c[3], c[2])
+        self.lat8 = pointwise(c[2], c[2])
+        self.fuse8 = conv(c[2], c[1])
+        self.lat4 = pointwise(c[1], c[1])
+        self.fuse4 = conv(c[1], c[1])
+        self.head = nn.Conv2d(c[1], len(HEADS), 1)
+        with torch.no_grad():  # start with few centres everywhere (focal-loss practice)
+            self.head.bias.zero_()
+            self.head.bias[[CUBE, OUTSIDE, CORNER]] = -4.0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f4 = self.stem(x)
+        f8 = self.down8(f4)
+        f16 = self.down16(f8)
+        f32 = self.down32(f16)
+        u = functional.interpolate(self.lat32(f32), scale_factor=2.0, mode="nearest") + f16
+        u = self.fuse16(u)
+        u = functional.interpolate(u, scale_factor=2.0, mode="nearest") + self.lat8(f8)
+        u = self.fuse8(u)
+        u = functional.interpolate(u, scale_factor=2.0, mode="nearest") + self.lat4(f4)
+        return self.head(self.fuse4(u))

@@ -1,0 +1,52 @@
+"""Run the shared renderer with the tray's projected corners added to each session's labels.
+
+Why: the renderer's labels give every cube but not where the tray is, and the camera's roll is
+drawn at random and not recorded, so the tray outline cannot be recomputed afterwards. This
+wrapper imports the renderer (it is a developer tool in ``../shared/tools/render``, never copied
+here), lets it build each session as usual and, once the camera is placed, projects the tray
+floor's four corners into the picture; they land in ``session_meta["tray_corners_px"]`` of the
+session's ``empty.jpg`` record (floor corners at z = 0, in the renderer's order: (-x,-y),
+(-x,+y), (+x,-y), (+x,+y)).
+
+    ~/render-venv/bin/python vision/train/render.py --renderer ../shared/tools/render \
+        --out ~/trays --sessions 20 --drops 8 --seed 101 --res 384x216
+
+Every other argument goes to the renderer unchanged. Needs the renderer's own set-up (bpy 4.5,
+pybullet): see its README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--renderer", required=True, help="folder holding render_tray.py")
+    ours, rest = parser.parse_known_args(argv)
+    sys.path.insert(0, str(Path(ours.renderer).resolve()))
+    import render_tray  # the shared tool, imported from its own folder
+
+    build = render_tray.build_session
+
+    def build_with_corners(rng, profile, res, samples):
+        sc, cam, cubes, fo, meta = build(rng, profile, res, samples)
+        w, h = res
+        corners = []
+        for sx in (-1, 1):
+            for sy in (-1, 1):
+                p = render_tray.Vector((sx * render_tray.TRAY_X, sy * render_tray.TRAY_Y, 0.0))
+                v = render_tray.world_to_camera_view(sc, cam, p)
+                corners.append([round(v.x * w, 1), round((1 - v.y) * h, 1)])
+        meta["tray_corners_px"] = corners
+        return sc, cam, cubes, fo, meta
+
+    render_tray.build_session = build_with_corners
+    sys.argv = ["render_tray.py", *rest]
+    return render_tray.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
