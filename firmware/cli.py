@@ -19,7 +19,13 @@ from firmware.config import ConfigError, load_config, with_overrides
 def _count(args: argparse.Namespace) -> int:
     """One line per image; the --json form is a contract other tools parse."""
     from vision import VisionError, count_cubes, load_image
+    from vision.detector import CubeDetector
 
+    try:
+        detector = CubeDetector(args.model)  # once for all images; a broken one fails here
+    except VisionError as exc:
+        print(f"cubetower count: cannot load the cube model: {exc}", file=sys.stderr)
+        return 2
     reference = None
     if args.empty:
         try:
@@ -31,7 +37,7 @@ def _count(args: argparse.Namespace) -> int:
     for name in args.images:
         started = time.perf_counter()
         try:
-            reading = count_cubes(load_image(name), reference)
+            reading = count_cubes(load_image(name), reference, detector=detector)
         except VisionError as exc:
             status = 2
             line = {"image": name, "error": str(exc)}
@@ -49,6 +55,8 @@ def _count(args: argparse.Namespace) -> int:
                 "total": reading.total,
                 "cubes": cubes,
                 "ms": ms,
+                "uncertain": reading.uncertain,
+                "tray_corners": reading.to_dict().get("tray_corners"),
             }
             if reading.uncertain:
                 line["warnings"] = list(reading.warnings) or ["some cubes are uncertain"]
@@ -145,7 +153,7 @@ def _serve(args: argparse.Namespace) -> int:
     import waitress
 
     from companion.store import StoreError
-    from firmware.service import build_device
+    from firmware.service import ModelError, build_device
     from firmware.sources import SourceError
 
     try:
@@ -157,7 +165,7 @@ def _serve(args: argparse.Namespace) -> int:
             data_dir=args.data_dir,
         )
         device = build_device(config)
-    except (ConfigError, SourceError, StoreError) as exc:
+    except (ConfigError, SourceError, StoreError, ModelError) as exc:
         print(f"cubetower serve: {exc}", file=sys.stderr)
         return 2
     print(f"camera: {device.source.name}; data: {config.data_path}", flush=True)
@@ -216,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     count = commands.add_parser("count", help="count the cubes in tray pictures")
     count.add_argument("--empty", help="a picture of the same empty tray (calibration)")
     count.add_argument("--json", action="store_true", help="one JSON object per line")
+    count.add_argument(
+        "--model", help="a folder with another model.onnx and model.json (default: the packaged)"
+    )
     count.add_argument("images", nargs="+", metavar="IMAGE")
     count.set_defaults(run=_count)
 

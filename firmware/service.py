@@ -38,6 +38,7 @@ from firmware.sources import (
 from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
 from vision import TrayReading, VisionError, count_cubes, load_image
 from vision.calibration import Calibration
+from vision.detector import CubeDetector, Detections, ModelConfig
 from vision.overlay import encode_jpeg, tray_picture
 from vision.settle import SettleDetector
 
@@ -48,6 +49,39 @@ STILL_SOURCES = (DemoSource, FolderSource)  # each picture is already a tray at 
 
 class CalibrationError(RuntimeError):
     """Calibration could not be done now; the message says why."""
+
+
+class ModelError(RuntimeError):
+    """The cube model could not be loaded; the message says why and where it was looked for."""
+
+
+class SharedDetector:
+    """One cube model for the whole device, used by one thread at a time.
+
+    Why: the watch loop reads frames while a phone's request (tapped corners, "calibrate now")
+    or a confirmed drop reads one too, on waitress's threads, and an OpenCV ``dnn`` network is
+    not safe to run from two threads at once. Loading it once here, rather than on first use
+    deep in a reading, also makes a missing or broken model an error at start."""
+
+    def __init__(self, detector: CubeDetector):  # or anything with its config and detect
+        self._detector = detector
+        self._lock = threading.Lock()
+
+    @property
+    def config(self) -> ModelConfig:
+        return self._detector.config
+
+    def detect(self, image: np.ndarray, reference: np.ndarray | None = None) -> Detections:
+        with self._lock:
+            return self._detector.detect(image, reference)
+
+
+def load_detector(model_dir: str | Path | None = None) -> SharedDetector:
+    """The packaged cube model (or the one in ``model_dir``), or ModelError with the reason."""
+    try:
+        return SharedDetector(CubeDetector(model_dir))
+    except VisionError as exc:
+        raise ModelError(f"cannot load the cube model: {exc}") from exc
 
 
 def save_image_atomically(path: Path, image: np.ndarray) -> None:
@@ -83,6 +117,7 @@ class Reader:
     picture_width: int = 960
     bounds: Callable[[], dict[str, int] | None] = lambda: None  # what the game allows
     calibration: Callable[[], Calibration | None] = lambda: None  # tapped corners, colours
+    detector: SharedDetector | None = None  # None: the packaged model
     # told of every reading with its frame (the empty-tray keeper listens here)
     on_reading: Callable[[np.ndarray, TrayReading], None] = lambda image, reading: None
     last_read: np.ndarray | None = None  # the frame behind the latest reading
@@ -90,7 +125,11 @@ class Reader:
     def __call__(self, image: np.ndarray) -> Outcome:
         started = time.perf_counter()
         reading = count_cubes(
-            image, self.reference, bounds=self.bounds(), calibration=self.calibration()
+            image,
+            self.reference,
+            bounds=self.bounds(),
+            calibration=self.calibration(),
+            detector=self.detector,
         )
         ms = (time.perf_counter() - started) * 1000
         self.last_read = image
@@ -155,6 +194,7 @@ class Device:
     watcher: TrayWatcher
     panel: Panel | NullPanel
     session: SessionCalibration
+    detector: SharedDetector | None = None  # the one model every reading uses
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
@@ -182,7 +222,9 @@ class Device:
         if frame is None:
             raise CalibrationError("no picture from the camera yet; wait a moment and try again")
         path = self._use_as_empty(frame.image)
-        seen = count_cubes(frame.image, calibration=self.session.calibration).total
+        seen = count_cubes(
+            frame.image, calibration=self.session.calibration, detector=self.detector
+        ).total
         log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
         return {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
 
@@ -207,7 +249,9 @@ class Device:
         if reading.total or reading.uncertain or reading.warnings:
             return False
         if self.watcher.read_frame.reference is not None:
-            alone = count_cubes(image, calibration=self.session.calibration)
+            alone = count_cubes(
+                image, calibration=self.session.calibration, detector=self.detector
+            )
             if alone.total or alone.uncertain or alone.warnings:
                 return False
         try:
@@ -263,9 +307,15 @@ class Device:
 
 
 def build_device(
-    config: Config, source: FrameSource | None = None, *, pin_factory=None
+    config: Config, source: FrameSource | None = None, *, pin_factory=None, detector=None
 ) -> Device:
-    """Everything the device is made of; ``pin_factory`` lets tests use gpiozero's MockFactory."""
+    """Everything the device is made of; ``pin_factory`` lets tests use gpiozero's MockFactory,
+    ``detector`` another cube model (default: the packaged one, loaded here: ModelError when it
+    cannot be, before the camera or the database is opened)."""
+    if detector is None:
+        detector = load_detector()
+    elif not isinstance(detector, SharedDetector):
+        detector = SharedDetector(detector)
     camera = config.camera
     source = source or choose_source(camera.source, (camera.width, camera.height))
     store = Store(config.data_path / "cubetower.sqlite")
@@ -273,12 +323,13 @@ def build_device(
     board = TrayBoard(store, hub)
     table = GameTable(store, hub)
     reference = empty_reference_for(config, source)
-    session = SessionCalibration(config.data_path / "calibration.json")
+    session = SessionCalibration(config.data_path / "calibration.json", detector)
     reader = Reader(
         reference,
         config.vision.picture_width,
         table.vision_bounds,
         calibration=lambda: session.calibration,
+        detector=detector,
     )
     mirror = PanelMirror(board, NullPanel("not opened yet"))
     watcher = TrayWatcher(
@@ -295,7 +346,9 @@ def build_device(
         on_next=lambda: game_button(lambda: confirm_latest(board, table), mirror),
         pin_factory=pin_factory,
     )
-    device = Device(config, source, store, hub, board, table, watcher, mirror.panel, session)
+    device = Device(
+        config, source, store, hub, board, table, watcher, mirror.panel, session, detector
+    )
     reader.on_reading = device.keep_if_empty
     table.on_change(device.learn_from_game)
     return device

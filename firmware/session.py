@@ -1,12 +1,14 @@
 """What the device has learned about this table: tapped tray corners and the cubes' colours.
 
-Why: the counter's defaults are made for any table; a session can do better. Four corners tapped
-on the camera's picture fix the tray when the automatic finder is fooled (a patterned table, a
-camera at an odd angle), and every drop the players confirm tells the counter what this print
-under this light makes of each colour (``vision.calibration.calibrate_from_drop``). Both survive
-a restart in ``DATA_DIR/calibration.json``, written so that a pulled plug leaves the old file or
-the new one. A new game starts the colours afresh (another evening, another light) but keeps the
-corners (the camera has not moved).
+Why: the counter's model is made for any table; a session can do better. Four corners tapped
+on the camera's picture fix the tray when the network's outline is fooled (a patterned table, a
+camera at an odd angle), and every drop the players confirm tells the counter which colour each
+cube it found really was (``vision.calibration.calibrate_from_drop``: the confirmed cubes are
+kept as samples, and a small per-colour bias on the network's colour scores is fitted to them).
+Both survive a restart in ``DATA_DIR/calibration.json``, written so that a pulled plug leaves the
+old file or the new one. A new game starts the colours afresh (another evening, another light)
+but keeps the corners (the camera has not moved). A file written before the learned detector
+(its colours as a ``"colours"`` model) still loads: its corners are kept, its colours are not.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import numpy as np
 
 from vision import VisionError, count_cubes
 from vision.calibration import Calibration, calibrate_from_drop
-from vision.colours import ColourModel
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +65,14 @@ def _hull_area(points: list[tuple[float, float]]) -> float:
 
 
 class SessionCalibration:
-    """The table's calibration for ``count_cubes``, kept on disk and safe to use from threads."""
+    """The table's calibration for ``count_cubes``, kept on disk and safe to use from threads.
 
-    def __init__(self, path: Path):
+    ``detector``: the cube model to read frames with (``vision.detector.CubeDetector`` or
+    anything with its ``config`` and ``detect``); None means the packaged one."""
+
+    def __init__(self, path: Path, detector=None):
         self.path = path
+        self.detector = detector
         self._lock = threading.Lock()
         self._calibration = Calibration()
         self.learned_from = 0  # confirmed drops the colours were learned from
@@ -87,15 +92,15 @@ class SessionCalibration:
             }
 
     def set_corners(self, corners: list[tuple[float, float]] | None, frame: np.ndarray) -> dict:
-        """Use these corners (None: the automatic finder again), if the frame reads with them."""
+        """Use these corners (None: the model's outline again), if the frame reads with them."""
         with self._lock:
-            trial = Calibration(corners, self._calibration.colours)
+            trial = Calibration(corners, list(self._calibration.samples))
         try:
-            reading = count_cubes(frame, calibration=trial)
+            reading = count_cubes(frame, calibration=trial, detector=self.detector)
         except VisionError as exc:
             raise CornersError(f"the tray cannot be read with those corners: {exc}") from exc
         with self._lock:
-            self._calibration = Calibration(corners, self._calibration.colours)
+            self._calibration = Calibration(corners, list(self._calibration.samples))
             self._save()
         log.info("tray corners %s", "set by hand" if corners else "found automatically again")
         return {**self.status(), "cubes_seen": reading.total}
@@ -106,23 +111,26 @@ class SessionCalibration:
         with self._lock:
             current = self._calibration
         try:
-            learned = calibrate_from_drop(frame, counts, reference, calibration=current)
+            learned = calibrate_from_drop(
+                frame, counts, reference, calibration=current, detector=self.detector
+            )
         except VisionError as exc:
             log.info("confirmed drop not used for colours: %s", exc)
             return False
         with self._lock:
-            self._calibration = Calibration(current.corners, learned.colours)
+            # the corners as they are now (a player may have tapped them meanwhile)
+            self._calibration = Calibration(self._calibration.corners, learned.samples)
             self.learned_from += 1
             self._save()
         log.info("colours learned from a confirmed drop (%d so far)", self.learned_from)
         return True
 
     def forget_colours(self) -> None:
-        """Back to the default colours (a new game: perhaps another evening's light)."""
+        """Back to the model's own colours (a new game: perhaps another evening's light)."""
         with self._lock:
-            if self.learned_from == 0:
+            if self.learned_from == 0 and not self._calibration.samples:
                 return
-            self._calibration = Calibration(self._calibration.corners, ColourModel.default())
+            self._calibration = Calibration(self._calibration.corners, [])
             self.learned_from = 0
             self._save()
 
@@ -132,7 +140,10 @@ class SessionCalibration:
         try:
             body = json.loads(self.path.read_text())
             self._calibration = Calibration.from_dict(body.get("calibration", {}))
-            self.learned_from = int(body.get("colours_learned_from", 0))
+            # a file of the rule-based counter kept its colours as a model, not as samples:
+            # its corners load, its colours do not, so nothing counts as learned any more
+            learned = int(body.get("colours_learned_from", 0))
+            self.learned_from = learned if self._calibration.samples else 0
         except (OSError, ValueError, TypeError, AttributeError, KeyError, VisionError) as exc:
             log.warning("ignoring calibration file %s (%s): using the defaults", self.path, exc)
             self._calibration = Calibration()

@@ -29,6 +29,32 @@ def test_count_json_contract(capsys):
         assert 0.0 <= cube["confidence"] <= 1.0
         assert 0 <= cube["x"] < 1152 and 0 <= cube["y"] < 648
     assert line["ms"] > 0
+    assert isinstance(line["uncertain"], bool)
+    assert ("warnings" in line) == line["uncertain"]
+    assert all(isinstance(w, str) and w for w in line.get("warnings", []))
+    corners = line["tray_corners"]
+    assert corners is None or (
+        len(corners) == 4 and all(len(p) == 2 and all(isinstance(v, float) for v in p)
+                                  for p in corners))
+
+
+def test_count_with_another_model_folder(tmp_path, capsys):
+    import shutil
+
+    from vision.detector import MODEL_DIR
+
+    copy = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, copy)
+    assert main(["count", "--json", "--model", str(copy), DROP]) == 0
+    [line] = json_lines(capsys.readouterr().out)
+    assert line["image"] == DROP and "counts" in line
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path, capsys):
+    assert main(["count", "--json", "--model", str(tmp_path / "nope"), DROP]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "cannot load the cube model" in captured.err and "nope" in captured.err
 
 
 def test_count_with_empty_reference(capsys):
@@ -123,6 +149,17 @@ def test_lan_addresses_leave_out_loopback():
     from firmware.cli import lan_addresses
 
     assert all(not a.startswith("127.") for a in lan_addresses())
+
+
+def test_serve_without_its_model_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    import vision.detector
+
+    monkeypatch.setattr(vision.detector, "MODEL_DIR", tmp_path / "no-model")
+    status = main(["serve", "--source", "demo", "--host", "127.0.0.1", "--port", "0",
+                   "--data-dir", str(tmp_path / "data")])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "cubetower serve: cannot load the cube model: no cube model in" in err
 
 
 def test_serve_on_a_busy_port_is_a_clear_error(tmp_path, capsys):

@@ -1,15 +1,28 @@
-"""The composed device with gpiozero's mock pins: buttons reach the loop, LEDs follow status."""
+"""The composed device with gpiozero's mock pins: buttons reach the loop, LEDs follow status.
+
+Most tests read with a fake cube model (``tests/fake_detector.py``) that knows what is in each
+demo picture, so they test the device, not the model; the few marked so use the packaged one.
+"""
 
 import shutil
+import threading
+import time
 from dataclasses import replace
 
 import pytest
+from fake_detector import FakeDetector, demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+import vision.detector
 from firmware.config import Config, with_overrides
-from firmware.service import build_device, choose_source
+from firmware.service import ModelError, SharedDetector, build_device, choose_source
 from firmware.sources import DEMO_DIR, DemoSource, FolderSource
 from vision import Cube
+
+
+@pytest.fixture(scope="module")
+def fake():
+    return demo_detector()
 
 
 @pytest.fixture
@@ -20,11 +33,11 @@ def factory():
 
 
 @pytest.fixture
-def device(tmp_path, factory):
+def device(tmp_path, factory, fake):
     frames = tmp_path / "frames"
     frames.mkdir()
     config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
-    device = build_device(config, FolderSource(frames), pin_factory=factory)
+    device = build_device(config, FolderSource(frames), pin_factory=factory, detector=fake)
     yield device, frames, factory
     device.stop()
 
@@ -52,9 +65,9 @@ def test_status_leds_follow_the_loop(device):
     assert red.state and not green.state
 
 
-def test_panel_is_released_on_stop(tmp_path, factory):
+def test_panel_is_released_on_stop(tmp_path, factory, fake):
     config = with_overrides(Config(), data_dir=str(tmp_path))
-    device = build_device(config, FolderSource(tmp_path), pin_factory=factory)
+    device = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
     device.start()
     device.stop()
     assert device.panel.status == "stopped"
@@ -68,6 +81,7 @@ def test_auto_source_falls_back_to_the_demo_without_a_pi_camera(monkeypatch):
 
 
 def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
+    """With the packaged model: any model worth shipping reads the empty tray as empty."""
     config = with_overrides(Config(), data_dir=str(tmp_path))
     device = build_device(config, DemoSource(), pin_factory=factory)
     try:
@@ -76,6 +90,69 @@ def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
         assert device.board.latest()["total"] == 0
     finally:
         device.stop()
+
+
+def test_one_model_is_loaded_at_start_and_every_reading_uses_it(device):
+    device, frames, _ = device
+    fake = device.detector._detector
+    assert isinstance(device.detector, SharedDetector) and isinstance(fake, FakeDetector)
+    assert device.watcher.read_frame.detector is device.detector
+    assert device.session.detector is device.detector
+    fake.calls.clear()
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
+    assert device.watcher.step() is True
+    assert len(fake.calls) == 1
+    client = device.app().test_client()
+    assert client.post("/api/calibrate/empty").status_code == 200
+    assert len(fake.calls) == 2
+    assert client.post("/api/calibrate/corners", json={"corners": [
+        [423, 115], [830, 243], [740, 535], [329, 404]]}).status_code == 200
+    assert len(fake.calls) == 3
+    time.sleep(0.01)
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "b.jpg")
+    assert device.watcher.step() is True  # with the reference, and again without it
+    assert len(fake.calls) == 5
+
+
+def test_a_missing_model_stops_the_start_with_a_clear_error(tmp_path, factory, monkeypatch):
+    monkeypatch.setattr(vision.detector, "MODEL_DIR", tmp_path / "no-model")
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    with pytest.raises(ModelError, match=r"cannot load the cube model: no cube model in .*no-mod"):
+        build_device(config, FolderSource(tmp_path), pin_factory=factory)
+    assert not (tmp_path / "data").exists()  # refused before the database was opened
+
+
+def test_a_broken_model_file_stops_the_start_with_a_clear_error(tmp_path, factory, monkeypatch):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(vision.detector.MODEL_DIR / "model.json", folder / "model.json")
+    (folder / "model.onnx").write_bytes(b"not a network")
+    monkeypatch.setattr(vision.detector, "MODEL_DIR", folder)
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    with pytest.raises(ModelError, match="cannot load the cube model"):
+        build_device(config, FolderSource(tmp_path), pin_factory=factory)
+
+
+def test_the_shared_model_reads_one_frame_at_a_time():
+    """The watch loop and a phone's request may read at once; an OpenCV network must not."""
+    running, most = [0], [0]
+
+    class Slow(FakeDetector):
+        def detect(self, image, reference=None):
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            time.sleep(0.02)
+            running[0] -= 1
+            return super().detect(image, reference)
+
+    shared = SharedDetector(Slow())
+    threads = [threading.Thread(target=shared.detect, args=(None,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    assert shared.config is shared._detector.config
 
 
 def test_next_button_confirms_the_tray_into_the_game_and_undo_takes_it_back(device):
@@ -168,12 +245,12 @@ def test_the_reference_is_refreshed_only_when_the_frame_reads_empty_without_it_t
     assert (device.config.data_path / "empty.jpg").stat().st_mtime_ns == first
 
 
-def test_keeping_the_empty_tray_can_be_switched_off(tmp_path, factory):
+def test_keeping_the_empty_tray_can_be_switched_off(tmp_path, factory, fake):
     frames = tmp_path / "frames"
     frames.mkdir()
     config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
     config = replace(config, vision=replace(config.vision, auto_empty_reference=False))
-    device = build_device(config, FolderSource(frames), pin_factory=factory)
+    device = build_device(config, FolderSource(frames), pin_factory=factory, detector=fake)
     try:
         _empty_tray_read(device, frames)
         assert device.watcher.read_frame.reference is None
@@ -182,9 +259,9 @@ def test_keeping_the_empty_tray_can_be_switched_off(tmp_path, factory):
         device.stop()
 
 
-def test_the_demo_replay_never_writes_a_reference_for_the_real_camera(tmp_path, factory):
+def test_the_demo_replay_never_writes_a_reference_for_the_real_camera(tmp_path, factory, fake):
     config = with_overrides(Config(), data_dir=str(tmp_path))
-    device = build_device(config, DemoSource(), pin_factory=factory)
+    device = build_device(config, DemoSource(), pin_factory=factory, detector=fake)
     try:
         for _ in range(13):  # the whole replay, its empty tray and a drop read empty among it
             device.watcher.step()

@@ -1,4 +1,8 @@
-"""What the device learns about the table: tapped corners and colours from confirmed drops."""
+"""What the device learns about the table: tapped corners and colours from confirmed drops.
+
+The cube model is a fake here (``tests/fake_detector.py``: what it finds in each demo picture is
+written down), so that these tests check the session's bookkeeping, not what a model reads.
+"""
 
 import json
 import shutil
@@ -6,20 +10,35 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from fake_detector import (
+    DEMO_CORNERS,
+    FakeDetector,
+    demo_counts,
+    demo_detector,
+    detections,
+    row_of_cubes,
+)
 from gpiozero.pins.mock import MockFactory
 
 from firmware.config import Config, with_overrides
 from firmware.service import build_device
 from firmware.session import CornersError, SessionCalibration, parse_corners
 from firmware.sources import DEMO_DIR, FolderSource
-from vision import load_image
+from vision import VisionError, load_image
+from vision.calibration import Calibration
+from vision.reading import COLOURS
 
 FRAME = (1152, 648)
-# the demo's drop04 and drop06, as the players would confirm them (the render set's labels)
-DROP04 = {"black": 2, "red": 3, "green": 1, "yellow": 1}
-DROP06 = {"blue": 2, "black": 1, "red": 1, "brown": 2, "green": 1, "yellow": 1, "white": 1}
-# the demo tray's floor as a player would tap it (the automatic outline of its empty picture)
-CORNERS = [[423, 115], [830, 243], [740, 535], [329, 404]]
+CORNERS = DEMO_CORNERS  # the demo tray's floor as a player would tap it
+# drop06 as the players confirm it: the two cubes the fake model takes for yellow are white
+DROP06 = {**demo_counts("drop06.jpg"), "yellow": 0, "white": 2}
+# drop04 as the fake model reads it: its one whitish cube as yellow
+DROP04 = demo_counts("drop04.jpg")
+
+
+@pytest.fixture(scope="module")
+def fake():
+    return demo_detector()
 
 
 @pytest.mark.parametrize("bad, why", [
@@ -42,28 +61,66 @@ def test_four_corners_inside_the_picture_are_taken_in_any_order():
     assert parse_corners(shuffled, FRAME) == [tuple(map(float, p)) for p in shuffled]
 
 
-def test_corners_and_learned_colours_survive_a_restart(tmp_path):
+def test_corners_and_learned_colours_survive_a_restart(tmp_path, fake):
     path = tmp_path / "calibration.json"
-    session = SessionCalibration(path)
-    frame = load_image(DEMO_DIR / "drop04.jpg")
+    session = SessionCalibration(path, fake)
+    frame = load_image(DEMO_DIR / "drop06.jpg")
     reference = load_image(DEMO_DIR / "empty.jpg")
     session.set_corners([tuple(p) for p in CORNERS], frame)
-    assert session.learn(frame, DROP04, reference) is True
-    learned = session.calibration.colours.to_dict()
-    assert learned != SessionCalibration(tmp_path / "other.json").calibration.colours.to_dict()
+    assert session.learn(frame, DROP06, reference) is True
+    learned = session.calibration.samples
+    assert len(learned) == sum(DROP06.values())
+    assert sorted(COLOURS[y] for _, y in learned) == sorted(
+        c for c, n in DROP06.items() for _ in range(n))
+    assert session.calibration.bias() is not None
 
-    again = SessionCalibration(path)
+    again = SessionCalibration(path, fake)
     assert again.status() == {"corners": CORNERS, "colours_learned_from": 1}
-    assert again.calibration.colours.to_dict() == learned
+    kept = again.calibration.samples  # the scores as saved: five decimals
+    assert [y for _, y in kept] == [y for _, y in learned]
+    assert np.allclose([p for p, _ in kept], [p for p, _ in learned], atol=1e-5)
+    assert np.allclose(again.calibration.bias(), session.calibration.bias(), atol=1e-3)
 
 
-def test_a_drop_whose_count_the_counter_does_not_match_teaches_nothing(tmp_path):
-    session = SessionCalibration(tmp_path / "calibration.json")
+def test_the_reference_and_the_sessions_calibration_go_to_the_model(tmp_path, fake):
+    session = SessionCalibration(tmp_path / "calibration.json", fake)
+    session.set_corners([tuple(p) for p in CORNERS], load_image(DEMO_DIR / "drop06.jpg"))
+    frame, reference = load_image(DEMO_DIR / "drop06.jpg"), load_image(DEMO_DIR / "empty.jpg")
+    fake.calls.clear()
+    assert session.learn(frame, DROP06, reference)
+    [(image, ref)] = fake.calls
+    assert image is frame and np.array_equal(ref, reference)
+    assert session.status()["corners"] == CORNERS  # learning keeps the corners
+
+
+def test_a_drop_whose_count_the_counter_does_not_match_teaches_nothing(tmp_path, fake):
+    session = SessionCalibration(tmp_path / "calibration.json", fake)
     frame = load_image(DEMO_DIR / "drop04.jpg")
     wrong = {**DROP04, "white": 2}  # the players say two more cubes than the counter finds
     assert session.learn(frame, wrong, load_image(DEMO_DIR / "empty.jpg")) is False
     assert session.status()["colours_learned_from"] == 0
+    assert session.calibration.samples == []
     assert not (tmp_path / "calibration.json").exists()
+
+
+def test_a_drop_of_one_colour_teaches_nothing(tmp_path):
+    three_red = FakeDetector(detections(row_of_cubes({"red": 3}), CORNERS))
+    session = SessionCalibration(tmp_path / "calibration.json", three_red)
+    assert session.learn(load_image(DEMO_DIR / "drop01.jpg"), {"red": 3}, None) is False
+    assert session.status()["colours_learned_from"] == 0
+
+
+def test_forgetting_the_colours_keeps_the_corners(tmp_path, fake):
+    path = tmp_path / "calibration.json"
+    session = SessionCalibration(path, fake)
+    frame = load_image(DEMO_DIR / "drop06.jpg")
+    session.set_corners([tuple(p) for p in CORNERS], frame)
+    assert session.learn(frame, DROP06, None)
+    session.forget_colours()
+    assert session.calibration.samples == []
+    assert session.calibration.bias() is None
+    assert session.status() == {"corners": CORNERS, "colours_learned_from": 0}
+    assert SessionCalibration(path, fake).status() == session.status()
 
 
 def test_a_corrupt_calibration_file_is_ignored_not_fatal(tmp_path, caplog):
@@ -74,24 +131,50 @@ def test_a_corrupt_calibration_file_is_ignored_not_fatal(tmp_path, caplog):
     assert "ignoring calibration file" in caplog.text
 
 
-def test_corners_the_counter_cannot_read_with_are_refused_and_nothing_changes(tmp_path):
+def test_a_file_of_the_rule_based_counter_keeps_its_corners_not_its_colours(tmp_path, fake):
+    """Before the learned detector the file kept a colour model ("colours": references in Lab);
+    the device must start with such a file: its corners hold, its colours mean nothing now."""
     path = tmp_path / "calibration.json"
-    session = SessionCalibration(path)
-    flat = np.full((FRAME[1], FRAME[0], 3), 255, np.uint8)  # an all-white frame
+    old_colours = {"refs": {c: [50.0, 0.0, 0.0] for c in COLOURS},
+                   "spread": {c: 6.0 for c in COLOURS}, "light_sigma": 0.3, "tint_sigma": 0.1}
+    path.write_text(json.dumps({
+        "calibration": {"corners": CORNERS, "colours": old_colours},
+        "colours_learned_from": 3,
+    }))
+    session = SessionCalibration(path, fake)
+    assert session.status() == {"corners": CORNERS, "colours_learned_from": 0}
+    assert session.calibration.samples == []
+    assert session.calibration.bias() is None
+    # and it is written in the new form at the next change
+    frame = load_image(DEMO_DIR / "drop06.jpg")
+    assert session.learn(frame, DROP06, None)
+    body = json.loads(path.read_text())
+    assert "colours" not in body["calibration"] and body["colours_learned_from"] == 1
+    assert Calibration.from_dict(body["calibration"]).corners == [tuple(p) for p in CORNERS]
+
+
+def test_corners_the_counter_cannot_read_with_are_refused_and_nothing_changes(tmp_path):
+    class Broken(FakeDetector):
+        def detect(self, image, reference=None):
+            raise VisionError("the model cannot read this picture")
+
+    path = tmp_path / "calibration.json"
+    session = SessionCalibration(path, Broken())
+    frame = load_image(DEMO_DIR / "drop04.jpg")
     with pytest.raises(CornersError, match="cannot be read"):
-        session.set_corners([tuple(p) for p in CORNERS], flat)
+        session.set_corners([tuple(p) for p in CORNERS], frame)
     assert session.status()["corners"] is None
     assert not path.exists()
 
 
 @pytest.fixture
-def device(tmp_path):
+def device(tmp_path, fake):
     frames = tmp_path / "frames"
     frames.mkdir()
     config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
     config = replace(config, vision=replace(config.vision, empty_reference=str(
         DEMO_DIR / "empty.jpg")))
-    device = build_device(config, FolderSource(frames), pin_factory=MockFactory())
+    device = build_device(config, FolderSource(frames), pin_factory=MockFactory(), detector=fake)
     yield device, frames
     device.stop()
 
@@ -105,14 +188,14 @@ def test_a_confirmed_drop_teaches_the_device_the_tables_colours(device):
     device, frames = device
     device.table.new_game(["Ann", "Bob"])
     _read(device, frames, "drop06.jpg")
-    assert device.board.latest()["counts"] == {**dict.fromkeys(DROP06, 0), **DROP06}
-    device.table.confirm_tray(device.board.latest()["counts"])  # the set-up drop
+    assert device.board.latest()["counts"] == demo_counts("drop06.jpg")  # white read as yellow
+    device.table.confirm_tray(DROP06)  # the set-up drop, as the players correct it
     assert device.session.status()["colours_learned_from"] == 1
     saved = json.loads((device.config.data_path / "calibration.json").read_text())
     assert saved["colours_learned_from"] == 1
-    # the next reading is named with the learned colours
+    # the next reading is named with what was learned: the whitish cube is white now
     _read(device, frames, "drop04.jpg")
-    assert device.board.latest()["counts"] == {**dict.fromkeys(DROP06, 0), **DROP04}
+    assert device.board.latest()["counts"] == {**DROP04, "yellow": 0, "white": 1}
 
 
 def test_a_new_game_starts_the_colours_afresh_but_keeps_the_corners(device):
@@ -120,10 +203,12 @@ def test_a_new_game_starts_the_colours_afresh_but_keeps_the_corners(device):
     device.table.new_game(["Ann", "Bob"])
     _read(device, frames, "drop06.jpg")
     device.set_corners(CORNERS)
-    device.table.confirm_tray(device.board.latest()["counts"])
+    device.table.confirm_tray(DROP06)
     assert device.session.status() == {"corners": CORNERS, "colours_learned_from": 1}
     device.table.new_game(["Cy", "Di"])
     assert device.session.status() == {"corners": CORNERS, "colours_learned_from": 0}
+    _read(device, frames, "drop04.jpg")
+    assert device.board.latest()["counts"] == DROP04  # the whitish cube is yellow again
 
 
 def test_tapped_corners_are_used_for_the_next_reading(device):
@@ -132,10 +217,11 @@ def test_tapped_corners_are_used_for_the_next_reading(device):
     keeper = device.watcher.read_frame.on_reading
     device.watcher.read_frame.on_reading = lambda image, r: (seen.append(r), keeper(image, r))
     _read(device, frames, "drop04.jpg")
-    result = device.set_corners(CORNERS)
-    assert result["corners"] == CORNERS
+    tapped = [[400, 100], [850, 230], [760, 560], [310, 420]]  # a little around the floor
+    result = device.set_corners(tapped)
+    assert result["corners"] == tapped
     assert device.watcher.step() is True  # read again at once, with the corners
-    assert sorted(seen[-1].tray_corners) == sorted(map(tuple, CORNERS))
+    assert sorted(seen[-1].tray_corners) == sorted(map(tuple, tapped))
     device.set_corners(None)
     assert device.watcher.step() is True
-    assert sorted(seen[-1].tray_corners) != sorted(map(tuple, CORNERS))
+    assert sorted(seen[-1].tray_corners) == sorted(map(tuple, CORNERS))  # the model's again
