@@ -1,0 +1,249 @@
+"""The learned detector's seam: loading a model folder, and decoding output maps by hand.
+
+``decode`` is tested on maps built here (no network), so what it promises holds for any model;
+only the loading tests touch the packaged ``vision/model``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from vision.detector import MODEL_DIR, CubeDetector, ModelConfig, decode
+from vision.errors import VisionError
+from vision.reading import COLOURS
+
+HEADS = ("cube", "outside", "corner", *(f"colour:{i}" for i in range(7)), "dx", "dy")
+CONFIG = ModelConfig(input_width=96, input_height=64, stride=4, labels=COLOURS, heads=HEADS,
+                     cube_threshold=0.5, candidate_threshold=0.2, corner_threshold=0.25)
+GH, GW = CONFIG.input_height // CONFIG.stride, CONFIG.input_width // CONFIG.stride
+H = {name: i for i, name in enumerate(HEADS)}
+LOW = -20.0  # a logit whose sigmoid is as good as zero
+
+
+def _logit(p: float) -> float:
+    return float(np.log(p / (1 - p)))
+
+
+def blank() -> np.ndarray:
+    """Output maps that say: nothing anywhere (offsets in the middle of their cells)."""
+    maps = np.zeros((len(HEADS), GH, GW), np.float32)
+    maps[[H["cube"], H["outside"], H["corner"]]] = LOW
+    return maps
+
+
+def put_cube(maps, row, col, colour, p=0.9, head="cube", dx=0.0, dy=0.0, strength=4.0):
+    maps[H[head], row, col] = _logit(p)
+    maps[H[f"colour:{COLOURS.index(colour)}"], row, col] = strength
+    maps[H["dx"], row, col] = dx
+    maps[H["dy"], row, col] = dy
+
+
+# -- loading -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def packaged() -> CubeDetector:
+    return CubeDetector()
+
+
+def test_the_packaged_model_loads_through_opencv_dnn(packaged):
+    cfg = packaged.config
+    assert cfg.labels == COLOURS
+    assert {"cube", "outside", "corner", "dx", "dy"} <= set(cfg.heads)
+    assert {f"colour:{i}" for i in range(len(COLOURS))} <= set(cfg.heads)
+    assert 0 < cfg.candidate_threshold <= cfg.cube_threshold < 1
+    picture = np.full((324, 576, 3), 128, np.uint8)
+    maps, scale = packaged.maps(picture, None)
+    assert maps.shape == (len(cfg.heads), cfg.input_height // cfg.stride,
+                          cfg.input_width // cfg.stride)
+    assert np.all(np.isfinite(maps))
+    assert scale == pytest.approx(min(cfg.input_width / 576, cfg.input_height / 324))
+
+
+def test_the_packaged_model_detects_with_and_without_a_reference(packaged):
+    rng = np.random.default_rng(0)
+    picture = rng.integers(0, 256, (324, 576, 3), dtype=np.uint8)
+    for ref in (None, picture):
+        found = packaged.detect(picture, ref)
+        for c in found.candidates:
+            assert c.colour_probs.shape == (len(COLOURS),)
+            assert c.colour_probs.sum() == pytest.approx(1.0, abs=1e-5)
+            assert 0.0 <= c.score <= 1.0
+            assert -1 <= c.x <= 577 and -1 <= c.y <= 325
+        assert found.corners is None or found.corners.shape == (4, 2)
+
+
+def test_model_config_round_trips():
+    assert ModelConfig.from_dict(CONFIG.to_dict()) == CONFIG
+    assert json.loads(json.dumps(CONFIG.to_dict()))["labels"] == list(COLOURS)
+
+
+def _copy_of_the_model(tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, folder)
+    return folder
+
+
+def test_a_model_json_with_an_unknown_key_is_refused_by_name(tmp_path):
+    folder = _copy_of_the_model(tmp_path)
+    body = json.loads((folder / "model.json").read_text())
+    body["anchor_boxes"] = [1, 2]
+    (folder / "model.json").write_text(json.dumps(body))
+    with pytest.raises(VisionError, match=r"unknown keys \['anchor_boxes'\]") as caught:
+        CubeDetector(folder)
+    assert "allowed" in str(caught.value) and str(folder) in str(caught.value)
+
+
+def test_a_model_json_missing_a_key_is_refused(tmp_path):
+    folder = _copy_of_the_model(tmp_path)
+    body = json.loads((folder / "model.json").read_text())
+    del body["labels"]
+    (folder / "model.json").write_text(json.dumps(body))
+    with pytest.raises(VisionError, match=r"model\.json .* is not valid"):
+        CubeDetector(folder)
+
+
+def test_model_json_that_is_not_json_is_refused(tmp_path):
+    folder = _copy_of_the_model(tmp_path)
+    (folder / "model.json").write_text("{ half")
+    with pytest.raises(VisionError, match=r"model\.json .* is not valid"):
+        CubeDetector(folder)
+
+
+def test_a_missing_model_folder_is_a_vision_error(tmp_path):
+    with pytest.raises(VisionError, match=r"no cube model in .*nowhere"):
+        CubeDetector(tmp_path / "nowhere")
+
+
+def test_a_folder_without_the_network_is_a_vision_error(tmp_path):
+    folder = _copy_of_the_model(tmp_path)
+    (folder / "model.onnx").unlink()
+    with pytest.raises(VisionError, match=r"model\.onnx and model\.json"):
+        CubeDetector(folder)
+
+
+def test_a_network_file_opencv_cannot_read_is_a_vision_error(tmp_path):
+    folder = _copy_of_the_model(tmp_path)
+    (folder / "model.onnx").write_bytes(b"this is not an ONNX file")
+    with pytest.raises(VisionError, match="OpenCV cannot load"):
+        CubeDetector(folder)
+
+
+# -- decode -------------------------------------------------------------------------------
+
+def test_two_cube_peaks_come_back_where_and_what_they_are():
+    maps = blank()
+    put_cube(maps, 3, 5, "red", p=0.95)
+    put_cube(maps, 10, 18, "white", p=0.8, dx=_logit(0.25), dy=_logit(0.75))
+    scale = 0.5  # the picture is twice the input's size
+    found = decode(maps, CONFIG, scale)
+    assert len(found.candidates) == 2
+    first, second = found.candidates  # the surer first
+    assert first.score == pytest.approx(0.95, abs=1e-4)
+    assert (first.x, first.y) == pytest.approx(((5 + 0.5) * 4 / scale, (3 + 0.5) * 4 / scale))
+    assert COLOURS[int(np.argmax(first.colour_probs))] == "red"
+    assert first.colour_probs.sum() == pytest.approx(1.0)
+    assert first.colour_probs[COLOURS.index("red")] == pytest.approx(
+        np.exp(4) / (np.exp(4) + 6), abs=1e-4)
+    assert second.score == pytest.approx(0.8, abs=1e-4)
+    assert (second.x, second.y) == pytest.approx(((18 + 0.25) * 8, (10 + 0.75) * 8), abs=1e-3)
+    assert COLOURS[int(np.argmax(second.colour_probs))] == "white"
+    assert not first.outside and not second.outside
+    assert found.corners is None
+
+
+def test_the_temperatures_soften_the_scores():
+    maps = blank()
+    put_cube(maps, 3, 5, "green", p=0.95, strength=2.0)
+    warm = ModelConfig(**{**CONFIG.__dict__, "cube_temperature": 2.0, "colour_temperature": 2.0})
+    cold = decode(maps, CONFIG, 1.0).candidates[0]
+    soft = decode(maps, warm, 1.0).candidates[0]
+    assert soft.score == pytest.approx(1 / (1 + np.exp(-_logit(0.95) / 2)), abs=1e-4)
+    assert soft.score < cold.score
+    k = COLOURS.index("green")
+    assert soft.colour_probs[k] < cold.colour_probs[k]
+
+
+def test_candidates_below_the_candidate_threshold_are_left_out():
+    maps = blank()
+    put_cube(maps, 2, 2, "blue", p=0.9)
+    put_cube(maps, 8, 8, "black", p=0.3)  # not counted, but a doubt worth a word
+    put_cube(maps, 12, 20, "brown", p=0.1)  # below the candidate threshold: nothing
+    found = decode(maps, CONFIG, 1.0)
+    assert [round(c.score, 2) for c in found.candidates] == [0.9, 0.3]
+    assert [COLOURS[int(np.argmax(c.colour_probs))] for c in found.candidates] == [
+        "blue", "black"]
+
+
+def test_only_the_local_peak_of_a_blob_is_a_candidate():
+    maps = blank()
+    maps[H["cube"], 4:7, 4:7] = _logit(0.6)
+    maps[H["cube"], 5, 5] = _logit(0.9)
+    assert len(decode(maps, CONFIG, 1.0).candidates) == 1
+
+
+def test_cubes_outside_the_tray_are_flagged_and_a_spot_is_one_candidate():
+    maps = blank()
+    put_cube(maps, 3, 3, "yellow", p=0.9, head="outside")
+    put_cube(maps, 9, 12, "red", p=0.9)
+    maps[H["outside"], 9, 12] = _logit(0.4)  # the same spot, more likely a tray cube
+    found = decode(maps, CONFIG, 1.0)
+    assert len(found.candidates) == 2
+    outside = [c for c in found.candidates if c.outside]
+    assert len(outside) == 1 and outside[0].x == pytest.approx(3.5 * 4)
+    assert COLOURS[int(np.argmax(outside[0].colour_probs))] == "yellow"
+
+
+def test_peaks_in_the_padding_are_ignored():
+    maps = blank()
+    put_cube(maps, 2, 2, "blue")
+    put_cube(maps, 2, GW - 2, "red")  # beyond the picture's right edge in the input
+    found = decode(maps, CONFIG, 1.0, valid_size=(CONFIG.input_width // 2, CONFIG.input_height))
+    assert [COLOURS[int(np.argmax(c.colour_probs))] for c in found.candidates] == ["blue"]
+
+
+CORNER_CELLS = [(2, 3), (2, 20), (13, 20), (13, 3)]
+
+
+def test_four_corner_peaks_are_four_points_in_picture_pixels():
+    maps = blank()
+    for r, c in CORNER_CELLS:
+        maps[H["corner"], r, c] = _logit(0.9)
+    scale = 0.25
+    found = decode(maps, CONFIG, scale)
+    assert found.corners is not None and found.corners.shape == (4, 2)
+    want = sorted(((c + 0.5) * 4 / scale, (r + 0.5) * 4 / scale) for r, c in CORNER_CELLS)
+    got = sorted(map(tuple, found.corners.tolist()))
+    assert np.allclose(got, want, atol=1e-3), (got, want)
+
+
+def test_a_corner_is_refined_between_its_cells():
+    maps = blank()
+    for r, c in CORNER_CELLS:
+        maps[H["corner"], r, c] = _logit(0.9)
+        maps[H["corner"], r, c + 1] = _logit(0.9 - 1e-3)  # nearly as strong: halfway between
+    found = decode(maps, CONFIG, 1.0)
+    xs = sorted(found.corners[:, 0].tolist())
+    assert xs[0] == pytest.approx((3 + 1) * 4, abs=0.05)
+    assert xs[-1] == pytest.approx((20 + 1) * 4, abs=0.05)
+
+
+def test_the_four_strongest_corner_peaks_are_kept():
+    maps = blank()
+    for r, c in CORNER_CELLS:
+        maps[H["corner"], r, c] = _logit(0.9)
+    maps[H["corner"], 8, 10] = _logit(0.3)  # a weaker fifth
+    corners = decode(maps, CONFIG, 1.0).corners
+    assert len(corners) == 4 and [42.0, 34.0] not in corners.tolist()
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_fewer_than_four_corner_peaks_are_no_corners(n):
+    maps = blank()
+    for r, c in CORNER_CELLS[:n]:
+        maps[H["corner"], r, c] = _logit(0.9)
+    maps[H["corner"], 8, 10] = _logit(0.2)  # below the corner threshold
+    assert decode(maps, CONFIG, 1.0).corners is None

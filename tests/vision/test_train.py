@@ -1,0 +1,61 @@
+"""The training code on the bundled mini set: the network learns from the targets (the loss on
+a batch falls as it trains on it), and a short run writes an ONNX model that loads in cv2.dnn
+and counts (needs the ``train`` extra: PyTorch)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from vision.counter import count_cubes, load_image  # noqa: E402
+from vision.detector import CubeDetector  # noqa: E402
+from vision.train.__main__ import cache_samples, loss_fn, make_batch, train  # noqa: E402
+from vision.train.__main__ import main as train_main  # noqa: E402
+from vision.train.data import load_samples  # noqa: E402
+from vision.train.model import CubeNet  # noqa: E402
+
+MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
+
+
+def test_the_loss_falls_on_a_batch():
+    torch.manual_seed(0)
+    items = cache_samples([s for s in load_samples(MINI) if s.cubes][:3])
+    batch = make_batch(items, np.random.default_rng(0), plain=True)
+    model = CubeNet()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    first = None
+    for _ in range(25):
+        loss, parts = loss_fn(model(batch[0]), *batch[1:])
+        first = first if first is not None else loss.item()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert set(parts) == {"cube", "outside", "corner", "colour", "offset"}
+    assert loss.item() < 0.6 * first
+
+
+@pytest.mark.slow
+def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
+    args = argparse.Namespace(
+        data=[MINI], out=tmp_path / "model", steps=6, minutes=10.0, batch=2, lr=3e-3,
+        width=1, val_share=0.25, seed=0, threads=1, log_every=3, note="test",
+        weights=None, reload_every=0, warmup=2)
+    result = train(args)
+    assert len(result["losses"]) == 6
+    detector = CubeDetector(tmp_path / "model")
+    config = json.loads((tmp_path / "model" / "model.json").read_text())
+    assert config["input_width"] == 384 and config["trained_on"] == "test"
+    assert 0 < config["cube_threshold"] < 1
+    reading = count_cubes(load_image(MINI / "s000" / "drop11.jpg"), detector=detector)
+    assert all(0 <= c.confidence <= 1 for c in reading.cubes)
+
+
+def test_training_refuses_a_folder_without_labels(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"labels\.json"):
+        train_main([str(tmp_path), "--out", str(tmp_path / "m"), "--steps", "1"])

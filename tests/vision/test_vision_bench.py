@@ -1,0 +1,97 @@
+"""``python -m vision.bench`` prints every figure it promises, with numbers that parse, on the
+shipped mini set (any model: these check the bench, not the model's quality)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from vision import bench
+
+MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
+SHARE = r"(\d+)/(\d+) = (\d+\.\d) %"
+
+
+def _run(capsys, *args) -> str:
+    assert bench.main([str(MINI), *args]) == 0
+    return capsys.readouterr().out
+
+
+def _shares(line: str) -> list[tuple[int, int, float]]:
+    found = [(int(k), int(n), float(p)) for k, n, p in re.findall(SHARE, line)]
+    assert found, line
+    for k, n, p in found:
+        assert 0 <= k <= n and abs(p - 100.0 * k / n) < 0.06, line
+    return found
+
+
+def _line(out: str, pattern: str) -> str:
+    match = re.search(pattern, out, re.MULTILINE)
+    assert match, f"no line like {pattern!r} in:\n{out}"
+    return out[match.start():out.index("\n", match.start())]
+
+
+def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
+    out = _run(capsys, "--limit", "3")
+    assert re.search(r"^OpenCV \S+; model .*model\.onnx \d+\.\d\d MB", out, re.MULTILINE)
+    assert "== " in out and "3 pictures" in out
+    for mode in ("with reference", "without reference"):
+        (k, n, _), *_ = _shares(_line(out, rf"^exact tray {mode}\s*: "))
+        assert n == 3
+        assert re.search(rf"^cubes {mode}\s*: missed \d+ of \d+ clearly visible, extra \d+, "
+                         r"wrong colour \d+; failed pictures 0$", out, re.MULTILINE)
+        flag = re.search(r"wrong trays said uncertain (\d+)/(\d+) = (?:n/a|\d+\.\d %); right "
+                         r"trays said uncertain (\d+)/(\d+)",
+                         _line(out, rf"^uncertain flag {mode}"))
+        fw, nw, fr, nr = map(int, flag.groups())
+        assert fw <= nw and fr <= nr and nw + nr == 3 and nr == k
+        speed = _line(out, rf"^speed {mode}\s*: ")
+        wall, wall95, cpu, cpu95 = map(float, re.findall(r"(\d+\.\d) ms", speed))
+        assert 0 < wall <= wall95 and 0 < cpu <= cpu95
+        assert "(3 pictures, 576x324, 1 thread)" in speed
+    rows = re.findall(r"^  (\d\.\d\d)-(\d\.\d\d)\s+\|\s+(\d+)\s+(\S+)\s+(\S+(?: %)?)\s+\|",
+                      out, re.MULTILINE)
+    assert [r[0] for r in rows] == ["0.00", "0.50", "0.70", "0.80", "0.90", "0.95"]
+    for _, _, n, mean, _ in rows:
+        assert (mean == "-") == (n == "0")
+    assert len(re.findall(r"^  (blue|black|red|brown|green|yellow|white)(\s+\d+){7}$",
+                          out, re.MULTILINE)) == 14  # two 7 x 7 confusion matrices
+    assert re.search(r"^peak RSS \d+ MB$", out, re.MULTILINE)
+
+
+def test_perturb_and_calibrate_print_their_lines(capsys, tmp_path):
+    out = _run(capsys, "--limit", "4", "--perturb", "--calibrate", "--json",
+               str(tmp_path / "figures.json"))
+    for name in bench.PERTURBATIONS:
+        line = _line(out, rf"^  {re.escape(name)}\s*: ")
+        assert len(_shares(line)) == 2
+        assert len(re.findall(r"\(([+-]\d+\.\d)\)", line)) == 2, line
+    assert re.search(r"^calibration learning: \d+ of 3 drops taught", out, re.MULTILINE)
+    for mode in ("with reference", "without reference"):
+        line = _line(out, rf"^  {mode}\s*: learned ")
+        (_, n1, _), (_, n2, _) = _shares(line)
+        assert n1 == n2 == 1  # s001's second drop: the only one after a session's first
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    (fig,) = figures["sets"]
+    assert fig["pictures"] == 4 and set(fig["perturb"]) == set(bench.PERTURBATIONS)
+    assert fig["ref"]["n"] == fig["noref"]["n"] == 4 and len(fig["ref"]["reliability"]) == 6
+
+
+def test_an_unreadable_picture_is_reported_and_counted_wrong(capsys, tmp_path):
+    folder = tmp_path / "set"
+    shutil.copytree(MINI, folder)
+    (folder / "s000" / "drop11.jpg").write_bytes(b"not a jpeg")
+    assert bench.main([str(folder), "--limit", "2", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "could not count s000/drop11.jpg [ref]: failed: not an image file" in out
+    for mode in ("with reference", "without reference"):
+        (k, n, _), *_ = _shares(_line(out, rf"^exact tray {mode}\s*: "))
+        assert n == 2 and k <= 1
+        assert re.search(rf"^cubes {mode}\s*: .*failed pictures 1$", out, re.MULTILINE)
+
+
+def test_a_folder_without_labels_is_refused(tmp_path, capsys):
+    assert bench.main([str(tmp_path)]) == 2
+    assert "cannot read labels" in capsys.readouterr().err
