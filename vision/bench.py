@@ -1,22 +1,24 @@
-"""Benchmark the counter on a labelled folder: ``python -m vision.bench DIR [--split holdout]``.
+"""Benchmark the cube counter on labelled pictures: ``python -m vision.bench DIR [DIR...]``.
 
-Why: "excellent" has to be a number. The folder follows the trays-rendered format (a
-``labels.json`` and one sub-folder per session with ``empty.jpg`` and drops). For each image the
-counter runs twice, with and without the session's ``empty.jpg`` as reference, single-threaded.
-
-Printed: the share of images whose seven counts are all exactly right; per-colour confusion of
-cubes matched to the labels by position; counting errors split into missed / extra / wrong
-colour; median and p95 milliseconds per image; peak RSS. Cubes with ``visible_px`` under 150 may
-be counted either way.
-
-Fixed split (decided before tuning, never changed): sessions s000-s002 are for development,
-s003-s004 are held out. ``--split`` picks dev, holdout or all (default: all, reported per split).
+Why: "good enough" has to be a number, and a learned detector needs more numbers than a share
+of right trays: which cubes it misses or invents, whether its confidence means what it says,
+whether it survives what real cameras do to a picture (``--perturb``), whether a table's
+confirmed drops help (``--calibrate``), and how fast it is on one core. Each DIR holds one
+``labels.json`` or several in sub-folders (``vision.train.data.load_samples``); every picture
+is counted with its session's ``empty.jpg`` as reference and without. Scoring is the training
+code's (``fair_counts``, ``is_exact``, ``match``), so bench and validation agree.
 """
 
 from __future__ import annotations
 
+import os
+
+# before numpy and OpenCV load: one core, as on the device
+os.environ["OMP_NUM_THREADS"] = "1"
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
 import argparse
-import contextlib
+import itertools
 import json
 import resource
 import sys
@@ -28,254 +30,413 @@ import numpy as np
 
 from vision.calibration import calibrate_from_drop
 from vision.counter import count_cubes, load_image
+from vision.detector import MODEL_DIR, CubeDetector
 from vision.errors import VisionError
+from vision.overlay import draw_overlay
 from vision.reading import COLOURS
+from vision.train.data import (
+    MATCH_RADIUS_FRAC,
+    Sample,
+    fair_counts,
+    find_label_files,
+    is_exact,
+    load_samples,
+    match,
+)
 
-DEV_SESSIONS = ("s000", "s001", "s002")
-LOW_VISIBILITY_PX = 150
-MATCH_RADIUS_FRAC = 0.03  # of the image width: a found cube within this of a label is that cube
-
-
-def _match(pred: list[tuple[str, float, float]], truth: list[dict], radius: float):
-    """Greedy nearest matching of found cubes to labelled in-tray cubes."""
-    pairs = []
-    for i, (_, px, py) in enumerate(pred):
-        for j, t in enumerate(truth):
-            d = float(np.hypot(px - t["xy"][0], py - t["xy"][1]))
-            if d <= radius:
-                pairs.append((d, i, j))
-    pairs.sort()
-    used_p, used_t, matched = set(), set(), []
-    for _, i, j in pairs:
-        if i in used_p or j in used_t:
-            continue
-        used_p.add(i)
-        used_t.add(j)
-        matched.append((i, j))
-    return matched, used_p, used_t
+MODES = {"ref": "with reference", "noref": "without reference"}
+BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
-def _exact(counts: dict[str, int], label: dict) -> bool:
-    for c in COLOURS:
-        want = label["counts"][c]
-        faint = sum(
-            1 for t in label["cubes"]
-            if t["in_tray"] and t["colour"] == c and t["visible_px"] < LOW_VISIBILITY_PX
-        )
-        if not (want - faint <= counts.get(c, 0) <= want):
-            return False
-    return True
+def _jpeg(q):
+    return lambda im: cv2.imdecode(cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, q])[1], 1)
+
+
+def _gain(b, g, r):
+    return lambda im: np.clip(im * np.float32([b, g, r]) + 0.5, 0, 255).astype(np.uint8)
+
+
+def _noise(im):
+    seed = int(im[::7, ::5].sum())  # repeatable, and not the same noise on picture and reference
+    d = np.random.default_rng(seed).integers(-1, 2, im.shape, dtype=np.int16)
+    return np.clip(im.astype(np.int16) + d, 0, 255).astype(np.uint8)
+
+
+def _resize(w, h):
+    return lambda im: cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA
+                                 if w < im.shape[1] else cv2.INTER_LINEAR)
+
+
+# name -> function on a BGR picture. Each is something the camera or its set-up does, so it is
+# applied to the picture and to the empty-tray reference alike (same camera, same mount).
+PERTURBATIONS = {
+    "jpeg q95": _jpeg(95), "jpeg q30": _jpeg(30), "noise +-1": _noise,
+    "brightness x0.6": _gain(0.6, 0.6, 0.6), "brightness x1.4": _gain(1.4, 1.4, 1.4),
+    "warm cast": _gain(0.8, 1.0, 1.15), "cool cast": _gain(1.15, 1.0, 0.85),
+    "resize 640x360": _resize(640, 360), "resize 1920x1080": _resize(1920, 1080),
+    "rotate 180": lambda im: np.ascontiguousarray(np.rot90(im, 2)),
+}
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} = {100.0 * k / n:.1f} %" if n else "0/0 = n/a"
 
 
 class Tally:
-    def __init__(self):
-        self.n = 0
-        self.exact = 0
-        self.missed = 0
-        self.extra = 0
-        self.wrong = 0
-        self.failed = 0
-        self.confusion = np.zeros((len(COLOURS), len(COLOURS)), int)
-        self.ms: list[float] = []  # wall clock
-        self.cpu: list[float] = []  # this thread's CPU time (other load on the machine aside)
-        self.wrong_files: list[str] = []
-        self.wrong_flagged = 0  # wrong readings that said they were unsure
-        self.right_flagged = 0  # right readings that asked anyway
+    """What one way of counting (one mode, one perturbation) did over a data set."""
 
-    def add(self, label, reading, ms, width, cpu_ms=None):
+    def __init__(self):
+        self.n = self.exact = self.failed = 0
+        self.missed = self.extra = self.wrong_colour = self.visible = 0
+        self.confusion = np.zeros((len(COLOURS), len(COLOURS)), int)
+        self.cubes: list[tuple[float, bool]] = []  # (confidence, right) of every counted cube
+        self.flags = {"wrong": [0, 0], "right": [0, 0]}  # [said uncertain, of]
+        self.by_mount: dict[str, list[int]] = {}  # mount -> [exact, n]
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self.wrong: list[str] = []
+        self.failures: list[str] = []
+
+    def add(self, sample: Sample, name: str, mount: str, reading, error, size=None,
+            to_xy=None, zoom: float = 1.0) -> bool:
+        """Score one reading (None with ``error`` when it failed); whether it was exact.
+        ``size``: the labelled picture's (w, h), which its ``visible_px`` are counted in (a
+        resized copy has the same cubes barely visible); ``to_xy`` maps labelled positions
+        onto the picture counted, ``zoom`` times as wide."""
         self.n += 1
-        self.ms.append(ms)
-        self.cpu.append(ms if cpu_ms is None else cpu_ms)
+        tally = self.by_mount.setdefault(mount, [0, 0])
+        tally[1] += 1
         if reading is None:
             self.failed += 1
-            self.wrong_files.append(label["file"] + " (error)")
-            return
-        ok = _exact(reading.counts, label)
+            self.failures.append(f"{name}: failed: {error}")
+            return False
+        w, h = size
+        fair = fair_counts(sample, w, h)
+        ok = is_exact(reading.counts, fair)
         self.exact += ok
+        tally[0] += ok
+        flag = self.flags["right" if ok else "wrong"]
+        flag[0] += reading.uncertain
+        flag[1] += 1
         if not ok:
-            self.wrong_files.append(label["file"])
-            self.wrong_flagged += bool(reading.uncertain)
-        else:
-            self.right_flagged += bool(reading.uncertain)
-        truth = [t for t in label["cubes"] if t["in_tray"]]
-        pred = [(c.colour, c.x, c.y) for c in reading.cubes]
-        matched, used_p, used_t = _match(pred, truth, MATCH_RADIUS_FRAC * width)
-        for i, j in matched:
-            a, b = COLOURS.index(truth[j]["colour"]), COLOURS.index(pred[i][0])
-            self.confusion[a, b] += 1
-            self.wrong += a != b
-        self.missed += sum(
-            1 for j, t in enumerate(truth)
-            if j not in used_t and t["visible_px"] >= LOW_VISIBILITY_PX
-        )
-        self.extra += len(pred) - len(used_p)
+            got = {c: v for c, v in reading.counts.items() if v}
+            want = {c: (lo if lo == hi else f"{lo}-{hi}") for c, (lo, hi) in fair.items() if hi}
+            self.wrong.append(f"{name}: read {got or 'empty'}, truth {want or 'empty'}"
+                              + (" (said uncertain)" if reading.uncertain else ""))
+        labelled = [c for c in sample.cubes if c.in_tray]
+        xy = [to_xy(c.x, c.y) if to_xy else (c.x, c.y) for c in labelled]
+        pairs = dict(match([(c.x, c.y) for c in reading.cubes], xy,
+                           MATCH_RADIUS_FRAC * w * zoom))
+        low = sample.low_visibility_px(w, h)
+        self.visible += sum(c.visible_px >= low for c in labelled)
+        self.missed += sum(c.visible_px >= low for j, c in enumerate(labelled)
+                           if j not in pairs.values())
+        for i, cube in enumerate(reading.cubes):
+            read = COLOURS.index(cube.colour)
+            right = False
+            if i in pairs:
+                truth = labelled[pairs[i]].colour
+                self.confusion[truth, read] += 1
+                right = truth == read
+                self.wrong_colour += not right
+            else:
+                self.extra += 1
+            self.cubes.append((cube.confidence, right))
+        return ok
 
-    def report(self, title: str) -> list[str]:
-        ms = np.array(self.ms) if self.ms else np.zeros(1)
-        cpu = np.array(self.cpu) if self.cpu else np.zeros(1)
-        lines = [
-            f"{title}: exact {self.exact}/{self.n} = {100.0 * self.exact / max(self.n, 1):.1f} % | "
-            f"errors: missed {self.missed}, extra {self.extra}, wrong colour {self.wrong}, "
-            f"failed {self.failed} | wrong but flagged unsure {self.wrong_flagged}/"
-            f"{self.n - self.exact - self.failed}, right but flagged {self.right_flagged}/"
-            f"{self.exact} | "
-            f"ms median {np.median(ms):.1f} p95 {np.percentile(ms, 95):.1f} "
-            f"(cpu {np.median(cpu):.1f} / {np.percentile(cpu, 95):.1f})"
-        ]
-        return lines
+    def summary(self) -> dict:
+        return {"n": self.n, "exact": self.exact, "failed": self.failed, "missed": self.missed,
+                "extra": self.extra, "wrong_colour": self.wrong_colour,
+                "clearly_visible": self.visible, "confusion": self.confusion.tolist(),
+                "by_mount": self.by_mount, "reliability": self.reliability(),
+                "uncertain_flag": self.flags, "wrong_pictures": self.wrong,
+                "failures": self.failures}
 
-    def confusion_lines(self) -> list[str]:
-        head = "true\\found " + " ".join(f"{c[:6]:>6}" for c in COLOURS)
-        rows = [head]
-        for i, c in enumerate(COLOURS):
-            rows.append(f"{c:<10} " + " ".join(f"{v:>6d}" for v in self.confusion[i]))
-        return rows
+    def reliability(self) -> list[dict]:
+        out = []
+        for lo, hi in itertools.pairwise(BINS):
+            sel = [(c, r) for c, r in self.cubes if lo <= c < hi or (hi == 1.0 and c == 1.0)]
+            out.append({"bin": [lo, hi], "n": len(sel),
+                        "mean_confidence": float(np.mean([c for c, _ in sel])) if sel else None,
+                        "right": float(np.mean([r for _, r in sel])) if sel else None})
+        return out
 
 
-def _timed_count(img, ref, calibration=None):
-    """(reading or None, wall ms, cpu ms, error or None): a frame the counter refuses scores as
-    failed rather than stopping the bench."""
-    t0, c0 = time.perf_counter(), time.thread_time()
+def _count(image, reference, detector, calibration=None):
+    """(reading or None, error or None, wall ms, cpu ms); a refused picture never stops us."""
+    w0, c0 = time.perf_counter(), time.process_time()
     try:
-        reading, error = count_cubes(img, ref, calibration=calibration), None
-    except VisionError as exc:
-        reading, error = None, exc
-    return reading, 1000 * (time.perf_counter() - t0), 1000 * (time.thread_time() - c0), error
+        reading, error = count_cubes(image, reference, calibration=calibration,
+                                     detector=detector), None
+    except (VisionError, cv2.error) as exc:
+        reading, error = None, str(exc).strip().splitlines()[-1]
+    return reading, error, 1000 * (time.perf_counter() - w0), 1000 * (time.process_time() - c0)
 
 
-def calibrated_lines(folder: Path, labels: list[dict]) -> list[str]:
-    """Extra figure: each session calibrated from its first drop, as the players would confirm
-    it ("that drop held ..."), then its other drops read with the empty tray and that
-    calibration. The calibrating drop itself is left out of the score."""
-    by_session: dict[str, list[dict]] = {}
-    for x in labels:
-        if not x["file"].endswith("empty.jpg"):
-            by_session.setdefault(x["session"], []).append(x)
-    tally = {"dev": Tally(), "holdout": Tally()}
-    used = 0
-    for sess, drops in sorted(by_session.items()):
-        drops = sorted(drops, key=lambda x: x["file"])
-        ref = load_image(folder / sess / "empty.jpg")
-        cal = None
-        for first in drops:
-            if sum(first["counts"].values()) == 0:
-                continue
+def _mounts(root: Path) -> dict[str, str]:
+    """Session key (as ``load_samples`` makes it) -> camera mount, where the labels say."""
+    out = {}
+    for file in find_label_files(root):
+        for rec in json.loads(file.read_text())["images"]:
+            mount = ((rec.get("session_meta") or {}).get("camera") or {}).get("mount")
+            if mount:
+                out[f"{file.parent}:{rec['session']}"] = str(mount)
+    return out
+
+
+class Bench:
+    """One data set: loads each picture and reference once, counts in every asked way."""
+
+    def __init__(self, root: Path, detector, limit: int | None):
+        self.root = root
+        self.detector = detector
+        self.samples = load_samples(root)[:limit]
+        self.mounts = _mounts(root)
+        self.refs: dict[Path, tuple] = {}  # empty.jpg -> (image or None, error)
+        self.tallies = {m: Tally() for m in MODES}
+        self.perturbed = {(p, m): Tally() for p in PERTURBATIONS for m in MODES}
+        self.exact_plain: dict[tuple[Path, str], bool] = {}
+        self.sizes: set[tuple[int, int]] = set()
+        self.failures: Path | None = None  # where to draw wrong readings, when asked
+
+    def save_failure(self, sample: Sample, mode: str, image, reading) -> None:
+        """The wrong reading drawn on its picture, with the truth in the file name."""
+        truth = "-".join(f"{c}{n}" for c, n in sample.counts.items() if n)
+        read = "-".join(f"{c}{n}" for c, n in reading.counts.items() if n)
+        stem = self.name(sample).replace("/", "_").rsplit(".", 1)[0]
+        self.failures.mkdir(parents=True, exist_ok=True)
+        out = self.failures / f"{stem}_{mode}_truth-{truth or 'none'}_read-{read or 'none'}.jpg"
+        picture = draw_overlay(image, reading, tray_corners=reading.tray_corners)
+        cv2.imwrite(str(out), picture, [cv2.IMWRITE_JPEG_QUALITY, 85])
+
+    def name(self, sample: Sample) -> str:
+        return str(sample.path.relative_to(self.root))
+
+    def reference(self, sample: Sample):
+        if sample.empty_path is None:
+            return None, "the session has no empty.jpg"
+        if sample.empty_path not in self.refs:
             try:
-                cal = calibrate_from_drop(load_image(folder / first["file"]), first["counts"], ref)
-            except VisionError:
-                continue
-            break
-        if cal is None:
-            continue
-        used += 1
-        part = "dev" if sess in DEV_SESSIONS else "holdout"
-        for label in drops:
-            if label is first:
-                continue
-            img = load_image(folder / label["file"])
-            reading, ms, cpu, _ = _timed_count(img, ref, cal)
-            tally[part].add(label, reading, ms, img.shape[1], cpu)
-    lines = []
-    for part, t in tally.items():
-        if t.n:
-            lines += t.report(f"{part:<7} with reference + calibration drop")
-    lines.append(f"  ({used} sessions calibrated from their first usable drop, not scored)")
-    return lines + learning_lines(folder, by_session)
+                self.refs[sample.empty_path] = (load_image(sample.empty_path), None)
+            except VisionError as exc:
+                self.refs[sample.empty_path] = (None, f"reference: {exc}")
+        return self.refs[sample.empty_path]
+
+    def run(self, perturb: bool) -> None:
+        for sample in self.samples:
+            mount = self.mounts.get(sample.session, "?")
+            try:
+                image, error = load_image(sample.path), None
+            except VisionError as exc:
+                image, error = None, str(exc)
+            ref, ref_error = self.reference(sample)
+            for mode, tally in self.tallies.items():
+                name = f"{self.name(sample)} [{mode}]"
+                use = ref if mode == "ref" else None
+                if image is None or (mode == "ref" and ref is None):
+                    why = error or ref_error
+                    self.exact_plain[(sample.path, mode)] = tally.add(sample, name, mount, None,
+                                                                      why)
+                    for p in PERTURBATIONS if perturb else ():
+                        self.perturbed[(p, mode)].add(sample, f"{name[:-1]}, {p}]", mount,
+                                                      None, why)
+                    continue
+                reading, err, wall, cpu = _count(image, use, self.detector)
+                h, w = image.shape[:2]
+                self.sizes.add((w, h))
+                right = tally.add(sample, name, mount, reading, err, (w, h))
+                self.exact_plain[(sample.path, mode)] = right
+                if self.failures is not None and reading is not None and not right:
+                    self.save_failure(sample, mode, image, reading)
+                tally.wall.append(wall)
+                tally.cpu.append(cpu)
+                if perturb:
+                    self.run_perturbed(sample, name, mount, mode, image, use)
+
+    def run_perturbed(self, sample, name, mount, mode, image, ref) -> None:
+        h, w = image.shape[:2]
+        for p, fn in PERTURBATIONS.items():
+            img2 = fn(image)
+            ref2 = None if ref is None else fn(ref)
+            h2, w2 = img2.shape[:2]
+            if p == "rotate 180":
+                def to_xy(x, y, w=w, h=h):
+                    return w - x, h - y
+            else:
+                def to_xy(x, y, sx=w2 / w, sy=h2 / h):
+                    return x * sx, y * sy
+            reading, err, _, _ = _count(img2, ref2, self.detector)
+            self.perturbed[(p, mode)].add(sample, f"{name[:-1]}, {p}]", mount, reading, err,
+                                          (w, h), to_xy, w2 / w)
+
+    def calibrate(self) -> dict:
+        """Each session's drops in order: count with what the session learned so far, then
+        teach the drop's true contents, as the players' confirmation does on the device.
+        "unlearned" is the plain run's score of the same drops."""
+        res = {m: {"learned": 0, "unlearned": 0, "n": 0} for m in MODES}
+        taught = drops = 0
+        sessions: dict[str, list[Sample]] = {}
+        for s in self.samples:
+            if not s.is_empty_frame:
+                sessions.setdefault(s.session, []).append(s)
+        for group in sessions.values():
+            cal = None
+            for k, sample in enumerate(group):
+                drops += 1
+                try:
+                    image = load_image(sample.path)
+                except VisionError:
+                    image = None
+                ref, _ = self.reference(sample)
+                for mode, r in res.items() if k > 0 else ():
+                    plain = self.exact_plain[(sample.path, mode)]
+                    r["n"] += 1
+                    r["unlearned"] += plain
+                    if cal is None or image is None or (mode == "ref" and ref is None):
+                        r["learned"] += plain  # nothing learned yet, or nothing to count
+                        continue
+                    reading, _, _, _ = _count(image, ref if mode == "ref" else None,
+                                              self.detector, cal)
+                    h, w = image.shape[:2]
+                    r["learned"] += reading is not None and is_exact(
+                        reading.counts, fair_counts(sample, w, h))
+                if image is None:
+                    continue
+                try:
+                    cal = calibrate_from_drop(image, sample.counts, ref, calibration=cal,
+                                              detector=self.detector)
+                    taught += 1
+                except (VisionError, cv2.error):
+                    pass  # a miscounted or one-colour drop teaches nothing, as on the device
+        return {"modes": res, "taught": taught, "drops": drops}
 
 
-def learning_lines(folder: Path, by_session: dict[str, list[dict]]) -> list[str]:
-    """Extra figure, as the device does it: every drop is read with what the session has learned
-    so far, then taught (``calibrate_from_drop`` with the previous calibration) as if the
-    players confirmed it. Scored from the first drop read with something learned, next to the
-    same frames read without calibration, so the figure says whether learning helps."""
-    learned, plain = Tally(), Tally()
-    for sess, drops in sorted(by_session.items()):
-        ref = load_image(folder / sess / "empty.jpg")
-        cal = None
-        for label in sorted(drops, key=lambda x: x["file"]):
-            img = load_image(folder / label["file"])
-            if cal is not None:
-                for tally, calibration in ((learned, cal), (plain, None)):
-                    reading, ms, cpu, _ = _timed_count(img, ref, calibration)
-                    tally.add(label, reading, ms, img.shape[1], cpu)
-            if sum(label["counts"].values()):
-                # a drop the counter miscounts is not learned from (nor on the device)
-                with contextlib.suppress(VisionError):
-                    cal = calibrate_from_drop(img, label["counts"], ref, calibration=cal)
-    return (learned.report("all     learning from every drop so far (as the device does)")
-            + plain.report("all     the same frames, nothing learned"))
+def _timing(t: Tally) -> dict:
+    if not t.wall:
+        return {}
+    return {k: {"median": float(np.median(v)), "p95": float(np.percentile(v, 95))}
+            for k, v in (("wall_ms", t.wall), ("cpu_ms", t.cpu))}
 
 
-def run(folder: Path, split: str, verbose: bool, calibrate: bool = False) -> list[str]:
-    cv2.setNumThreads(1)
-    labels = json.loads((folder / "labels.json").read_text())["images"]
-    if split == "dev":
-        labels = [x for x in labels if x["session"] in DEV_SESSIONS]
-    elif split == "holdout":
-        labels = [x for x in labels if x["session"] not in DEV_SESSIONS]
-    refs: dict[str, np.ndarray] = {}
-    tallies = {(s, m): Tally() for s in ("dev", "holdout") for m in ("ref", "noref")}
-    for label in labels:
-        img = load_image(folder / label["file"])
-        sess = label["session"]
-        if sess not in refs:
-            refs[sess] = load_image(folder / sess / "empty.jpg")
-        part = "dev" if sess in DEV_SESSIONS else "holdout"
-        for mode in ("ref", "noref"):
-            ref = refs[sess] if mode == "ref" else None
-            reading, ms, cpu, error = _timed_count(img, ref)
-            if verbose and error is not None:
-                print(f"  {label['file']} [{mode}]: {error}", file=sys.stderr)
-            tallies[(part, mode)].add(label, reading, ms, img.shape[1], cpu)
-            if verbose and reading is not None and not _exact(reading.counts, label):
-                got = {c: v for c, v in reading.counts.items() if v}
-                want = {c: v for c, v in label["counts"].items() if v}
-                print(f"  {label['file']} [{mode}] got {got} want {want}", file=sys.stderr)
-
-    lines = [f"benchmark: {folder} ({len(labels)} images, split {split}, 1 thread; "
-             f"dev = {'-'.join(DEV_SESSIONS[::len(DEV_SESSIONS) - 1])}, holdout = the rest)"]
-    for mode, name in (("ref", "with empty.jpg reference"), ("noref", "without reference")):
-        both = Tally()
-        for part in ("dev", "holdout"):
-            t = tallies[(part, mode)]
-            if t.n:
-                lines += t.report(f"{part:<7} {name}")
-            both.n += t.n
-            both.exact += t.exact
-            both.missed += t.missed
-            both.extra += t.extra
-            both.wrong += t.wrong
-            both.failed += t.failed
-            both.wrong_flagged += t.wrong_flagged
-            both.right_flagged += t.right_flagged
-            both.confusion += t.confusion
-            both.ms += t.ms
-            both.cpu += t.cpu
-        lines += both.report(f"{'all':<7} {name}")
-        lines.append(f"per-colour confusion ({name}, cubes matched by position):")
-        lines += ["  " + r for r in both.confusion_lines()]
-    if calibrate:
-        lines += calibrated_lines(folder, labels)
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    lines.append(f"peak RSS {peak_kb / 1024:.0f} MB")
-    return lines
+def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[list, dict]:
+    sessions = len({s.session for s in b.samples})
+    lines = [f"== {b.root}: {len(b.samples)} pictures, {sessions} sessions"]
+    out: dict = {"dir": str(b.root), "pictures": len(b.samples), "sessions": sessions}
+    for mode, t in b.tallies.items():
+        mounts = "" if set(t.by_mount) <= {"?"} else "  (" + ", ".join(
+            f"{m} {_pct(*v)}" for m, v in sorted(t.by_mount.items())) + ")"
+        lines.append(f"exact tray {MODES[mode]:<17}: {_pct(t.exact, t.n)}{mounts}")
+    for mode, t in b.tallies.items():
+        lines.append(f"cubes {MODES[mode]:<17}: missed {t.missed} of {t.visible} clearly "
+                     f"visible, extra {t.extra}, wrong colour {t.wrong_colour}; "
+                     f"failed pictures {t.failed}")
+    for mode, t in b.tallies.items():
+        lines.append(f"confusion {MODES[mode]} (matched cubes; rows truth, columns read):")
+        lines.append("  " + " " * 7 + "".join(f"{c[:6]:>7}" for c in COLOURS))
+        lines += [f"  {c:<7}" + "".join(f"{v:>7d}" for v in t.confusion[i])
+                  for i, c in enumerate(COLOURS)]
+    lines.append("reliability (counted cubes; right = on a labelled in-tray cube, same colour):")
+    lines.append(f"  {'confidence':<11}" + "".join(f"| {MODES[m]:<24}" for m in MODES))
+    lines.append(f"  {'':<11}" + f"| {'n':>5} {'mean':>6} {'right':>7}     " * 2)
+    rel = {m: t.reliability() for m, t in b.tallies.items()}
+    for i, (lo, hi) in enumerate(itertools.pairwise(BINS)):
+        cells = []
+        for m in MODES:
+            r = rel[m][i]
+            mean = f"{r['mean_confidence']:.3f}" if r["n"] else "-"
+            right = f"{100 * r['right']:.1f} %" if r["n"] else "-"
+            cells.append(f"| {r['n']:>5} {mean:>6} {right:>7}     ")
+        lines.append(f"  {f'{lo:.2f}-{hi:.2f}':<11}" + "".join(cells))
+    for mode, t in b.tallies.items():
+        (fw, nw), (fr, nr) = t.flags["wrong"], t.flags["right"]
+        lines.append(f"uncertain flag {MODES[mode]:<17}: wrong trays said uncertain "
+                     f"{_pct(fw, nw)}; right trays said uncertain {_pct(fr, nr)}")
+    sizes = ", ".join(f"{w}x{h}" for w, h in sorted(b.sizes)) or "-"
+    for mode, t in b.tallies.items():
+        tm = _timing(t)
+        if tm:
+            lines.append(
+                f"speed {MODES[mode]:<17}: wall median {tm['wall_ms']['median']:.1f} ms p95 "
+                f"{tm['wall_ms']['p95']:.1f} ms, cpu median {tm['cpu_ms']['median']:.1f} ms "
+                f"p95 {tm['cpu_ms']['p95']:.1f} ms ({len(t.wall)} pictures, {sizes}, 1 thread)")
+    out.update({m: {**t.summary(), "timing": _timing(t)} for m, t in b.tallies.items()})
+    if perturb:
+        lines.append("perturbed (picture and reference alike): exact with reference | "
+                     "without reference, points vs unperturbed")
+        out["perturb"] = {}
+        for p in PERTURBATIONS:
+            cells, fig = [], {}
+            for m, base in b.tallies.items():
+                t = b.perturbed[(p, m)]
+                delta = 100.0 * (t.exact / t.n - base.exact / base.n) if t.n else 0.0
+                cells.append(f"{_pct(t.exact, t.n)} ({delta:+.1f})")
+                fig[m] = {"n": t.n, "exact": t.exact, "delta_points": delta,
+                          "missed": t.missed, "extra": t.extra, "wrong_colour": t.wrong_colour}
+            lines.append(f"  {p:<17}: " + " | ".join(cells))
+            out["perturb"][p] = fig
+    if calib is not None:
+        lines.append(f"calibration learning: {calib['taught']} of {calib['drops']} drops taught;"
+                     " drops after each session's first:")
+        for mode, r in calib["modes"].items():
+            lines.append(f"  {MODES[mode]:<17}: learned {_pct(r['learned'], r['n'])}, "
+                         f"unlearned {_pct(r['unlearned'], r['n'])}")
+        out["calibrate"] = calib
+    failures = sorted({f for t in b.tallies.values() for f in t.failures})
+    lines += [f"could not count {f}" for f in failures]
+    if verbose:
+        wrong = [w for t in b.tallies.values() for w in t.wrong]
+        wrong += [w for t in b.perturbed.values() for w in t.wrong + t.failures]
+        lines.append(f"wrong pictures ({len(wrong)}):")
+        lines += [f"  {w}" for w in wrong]
+    return lines, out
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vision.bench", description=__doc__.split("\n")[0])
-    ap.add_argument("folder", type=Path)
-    ap.add_argument("--split", choices=("dev", "holdout", "all"), default="all")
-    ap.add_argument("-v", "--verbose", action="store_true", help="list every wrong image")
+    ap = argparse.ArgumentParser(prog="python -m vision.bench",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="+", type=Path, help="labelled data sets (labels.json)")
+    ap.add_argument("--perturb", action="store_true", help="also count perturbed copies")
     ap.add_argument("--calibrate", action="store_true",
-                    help="also: calibrate each session from its first drop, score the rest; "
-                    "and learn from every drop in turn, as the device does")
+                    help="also learn each session's colours drop by drop, as the device does")
+    ap.add_argument("--limit", type=int, help="only the first N pictures of each data set")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every wrong picture")
+    ap.add_argument("--json", type=Path, help="write every figure to this file")
+    ap.add_argument("--failures", type=Path, help="draw each wrong reading into this folder")
+    ap.add_argument("--model", type=Path, help="model folder (default: the packaged model)")
     args = ap.parse_args(argv)
-    if not (args.folder / "labels.json").is_file():
-        print(f"no labels.json in {args.folder}", file=sys.stderr)
+    cv2.setNumThreads(1)
+    model_dir = args.model or MODEL_DIR
+    try:
+        detector = CubeDetector(model_dir)
+    except VisionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    for line in run(args.folder, args.split, args.verbose, args.calibrate):
-        print(line)
-    return 0
+    onnx_mb = (model_dir / "model.onnx").stat().st_size / 2**20
+    trained = detector.config.trained_on
+    print(f"OpenCV {cv2.__version__}; model {model_dir} (model.onnx {onnx_mb:.2f} MB"
+          + (f", trained on {trained}" if trained else "") + "); 1 thread")
+    figures = {"opencv": cv2.__version__, "model": str(model_dir), "model_mb": onnx_mb,
+               "sets": []}
+    status = 0
+    for root in args.dirs:
+        try:
+            bench = Bench(root, detector, args.limit)
+            bench.failures = None if args.failures is None else args.failures / root.name
+        except (FileNotFoundError, ValueError, KeyError) as exc:
+            print(f"== {root}: cannot read labels: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        bench.run(args.perturb)
+        calib = bench.calibrate() if args.calibrate else None
+        lines, fig = report(bench, args.perturb, calib, args.verbose)
+        print("\n".join(line.rstrip() for line in lines), flush=True)
+        figures["sets"].append(fig)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {peak:.0f} MB")
+    figures["peak_rss_mb"] = peak
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    return status
 
 
 if __name__ == "__main__":
