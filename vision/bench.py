@@ -96,6 +96,7 @@ class Tally:
         self.cpu: list[float] = []
         self.wrong: list[str] = []
         self.failures: list[str] = []
+        self.outline = [0, 0, []]  # [found, of labelled, mean corner errors as % of the diagonal]
 
     def add(self, sample: Sample, name: str, mount: str, reading, error, size=None,
             to_xy=None, zoom: float = 1.0) -> bool:
@@ -123,6 +124,8 @@ class Tally:
             want = {c: (lo if lo == hi else f"{lo}-{hi}") for c, (lo, hi) in fair.items() if hi}
             self.wrong.append(f"{name}: read {got or 'empty'}, truth {want or 'empty'}"
                               + (" (said uncertain)" if reading.uncertain else ""))
+        if sample.corners is not None and to_xy is None:
+            self.add_outline(sample, reading, w, h)
         labelled = [c for c in sample.cubes if c.in_tray]
         xy = [to_xy(c.x, c.y) if to_xy else (c.x, c.y) for c in labelled]
         pairs = dict(match([(c.x, c.y) for c in reading.cubes], xy,
@@ -144,12 +147,26 @@ class Tally:
             self.cubes.append((cube.confidence, right))
         return ok
 
+    def add_outline(self, sample: Sample, reading, w: int, h: int) -> None:
+        """How near the tray's outline came to the labelled floor corners (each found corner
+        to its nearest labelled one), in % of the picture's diagonal."""
+        self.outline[1] += 1
+        if reading.tray_corners is None:
+            return
+        self.outline[0] += 1
+        truth = np.array(sample.corners, float)
+        found = np.array(reading.tray_corners, float)
+        errors = [float(np.min(np.hypot(*(truth - p).T))) for p in found]
+        self.outline[2].append(100.0 * float(np.mean(errors)) / float(np.hypot(w, h)))
+
     def summary(self) -> dict:
         return {"n": self.n, "exact": self.exact, "failed": self.failed, "missed": self.missed,
                 "extra": self.extra, "wrong_colour": self.wrong_colour,
                 "clearly_visible": self.visible, "confusion": self.confusion.tolist(),
                 "by_mount": self.by_mount, "reliability": self.reliability(),
                 "uncertain_flag": self.flags, "wrong_pictures": self.wrong,
+                "outline": {"found": self.outline[0], "labelled": self.outline[1],
+                            "corner_error_pct": self.outline[2]},
                 "failures": self.failures}
 
     def reliability(self) -> list[dict]:
@@ -347,6 +364,16 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
             right = f"{100 * r['right']:.1f} %" if r["n"] else "-"
             cells.append(f"| {r['n']:>5} {mean:>6} {right:>7}     ")
         lines.append(f"  {f'{lo:.2f}-{hi:.2f}':<11}" + "".join(cells))
+    for mode, t in b.tallies.items():
+        found, labelled, errors = t.outline
+        if labelled:
+            e = np.array(errors) if errors else np.array([np.nan])
+            lines.append(
+                f"tray outline {MODES[mode]:<17}: found {_pct(found, labelled)}; mean corner "
+                f"error median {np.median(e):.2f} %, p95 {np.percentile(e, 95):.2f} %, "
+                f"worst {e.max():.2f} % of the diagonal "
+                f"(at 1152 x 648: {np.median(e) * 13.22:.0f} / {np.percentile(e, 95) * 13.22:.0f}"
+                f" / {e.max() * 13.22:.0f} px)")
     for mode, t in b.tallies.items():
         (fw, nw), (fr, nr) = t.flags["wrong"], t.flags["right"]
         lines.append(f"uncertain flag {MODES[mode]:<17}: wrong trays said uncertain "
