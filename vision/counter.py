@@ -22,8 +22,9 @@ from vision.detector import Candidate, CubeDetector
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, TrayReading
 
-# A counted cube whose confidence (P(a cube is there) x P(its colour)) is below this is
-# reported as uncertain: on the validation set-ups such cubes are wrong about one time in three.
+# A counted cube whose confidence (P(a cube is there) x P(its colour), both calibrated on the
+# validation set-ups) is below this is reported as uncertain: it is wrong more than 4 times in
+# 10 (``python -m vision.bench`` prints the reliability table that says how true that is).
 UNSURE_BELOW = 0.6
 # A candidate not counted but at least this likely (relative to the counting threshold) is a
 # possible cube worth a word.

@@ -45,7 +45,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
     args = argparse.Namespace(
         data=[MINI], out=tmp_path / "model", steps=6, minutes=10.0, batch=2, lr=3e-3,
         width=1, val_share=0.25, seed=0, threads=1, log_every=3, note="test",
-        weights=None, reload_every=0, warmup=2)
+        weights=None, reload_every=0, warmup=2, init=None)
     result = train(args)
     assert len(result["losses"]) == 6
     detector = CubeDetector(tmp_path / "model")

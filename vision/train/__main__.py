@@ -159,7 +159,10 @@ def train(args) -> dict:
     val_items = cache_samples(val_samples)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
-    model = CubeNet(args.width).to(memory_format=torch.channels_last)
+    model = CubeNet(args.width)
+    if args.init:  # go on from an earlier run's weights (a warm restart of the schedule)
+        model.load_state_dict(torch.load(args.init, map_location="cpu"))
+    model = model.to(memory_format=torch.channels_last)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"CubeNet: {n_params} parameters", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
@@ -229,6 +232,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--note", default="", help="what the data was, for model.json")
     ap.add_argument("--weights", type=Path, help="also keep the PyTorch weights here")
+    ap.add_argument("--init", type=Path, help="start from these PyTorch weights (--weights)")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     train(ap.parse_args(argv))
     return 0
