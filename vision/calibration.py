@@ -116,20 +116,13 @@ def calibrate_from_drop(image, contents: dict[str, int], reference=None, *,
     highest within the counts, and kept as samples for the bias. Raises VisionError when the
     number of cubes found differs from the confirmed one (a miscount teaches wrong colours) or
     the drop holds fewer than ``PIN_COLOURS`` colours."""
-    from vision import tray
-    from vision.counter import check_frame, packaged_detector, reference_for
+    from vision.counter import find_cubes
 
     cal = calibration or Calibration()
     unknown = set(contents) - set(COLOURS)
     if unknown:
         raise VisionError(f"unknown colour in the drop's contents: {sorted(unknown)}")
-    detector = detector or packaged_detector()
-    image = check_frame(image)
-    found = detector.detect(image, reference_for(image, reference))
-    corners = None if cal.corners is None else tray.order_corners(cal.corners)
-    cubes = [c for c in found.candidates
-             if not c.outside and c.score >= detector.config.cube_threshold
-             and (corners is None or tray.inside(corners, c.x, c.y))]
+    cubes = find_cubes(image, reference, calibration=cal, detector=detector).counted
     want = sum(int(v) for v in contents.values())
     if len(cubes) != want:
         raise VisionError(f"found {len(cubes)} cubes but the drop held {want}: "

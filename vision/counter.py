@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -134,6 +135,43 @@ def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, i
         probs[weakest][k] = 0.0
 
 
+@dataclass(frozen=True)
+class Found:
+    """The candidates on the tray: ``counted`` (at least the model's threshold) and ``doubts``
+    (close below it); ``corners`` the outline used (tapped, or the model's when plausible)."""
+
+    counted: list[Candidate]
+    doubts: list[Candidate]
+    corners: np.ndarray | None
+    outline_missing: bool
+
+
+def find_cubes(image, reference=None, *, calibration: Calibration | None = None,
+               detector: CubeDetector | None = None) -> Found:
+    """The detector's candidates sorted into counted and doubted ones on the tray: what
+    ``count_cubes`` names and ``calibrate_from_drop`` learns from alike."""
+    image = check_frame(image)
+    ref = reference_for(image, reference)
+    detector = detector or packaged_detector()
+    threshold = detector.config.cube_threshold
+    found = detector.detect(image, ref)
+    h, w = image.shape[:2]
+    tapped = calibration.corners if calibration is not None else None
+    corners = None
+    if tapped is not None:
+        corners = tray.order_corners(tapped)
+    elif found.corners is not None and tray.plausible(found.corners, w, h):
+        corners = tray.order_corners(found.corners)
+
+    def on_tray(c: Candidate) -> bool:
+        return not c.outside and (tapped is None or tray.inside(corners, c.x, c.y))
+
+    counted = [c for c in found.candidates if on_tray(c) and c.score >= threshold]
+    doubts = [c for c in found.candidates
+              if on_tray(c) and DOUBT_SHARE * threshold <= c.score < threshold]
+    return Found(counted, doubts, corners, tapped is None and corners is None)
+
+
 def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration | None = None,
                 detector: CubeDetector | None = None) -> TrayReading:
     """Count the cubes in the tray, by colour.
@@ -143,28 +181,12 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     ``calibration``: tapped corners and the colours this table taught (``vision.calibration``).
     ``detector``: the model to use (default: the packaged one).
     """
-    image = check_frame(image)
-    ref = reference_for(image, reference)
     bounds = _bounds(bounds)
-    detector = detector or packaged_detector()
-    threshold = detector.config.cube_threshold
-    found = detector.detect(image, ref)
+    image = check_frame(image)
     h, w = image.shape[:2]
-
-    tapped = calibration.corners if calibration is not None else None
-    corners = None
-    if tapped is not None:
-        corners = tray.order_corners(tapped)
-    elif found.corners is not None and tray.plausible(found.corners, w, h):
-        corners = tray.order_corners(found.corners)
+    found = find_cubes(image, reference, calibration=calibration, detector=detector)
+    counted, doubts, corners = found.counted, found.doubts, found.corners
     bias = calibration.bias() if calibration is not None else None
-
-    def on_tray(c: Candidate) -> bool:
-        return not c.outside and (tapped is None or tray.inside(corners, c.x, c.y))
-
-    counted = [c for c in found.candidates if on_tray(c) and c.score >= threshold]
-    doubts = [c for c in found.candidates
-              if on_tray(c) and DOUBT_SHARE * threshold <= c.score < threshold]
     probs = [_biased(c.colour_probs, bias) for c in counted]
     names = [int(np.argmax(p)) for p in probs]
     warnings: list[str] = []
@@ -187,7 +209,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
         colour = COLOURS[int(np.argmax(_biased(c.colour_probs, bias)))]
         warnings.append(f"there may be one more cube ({colour}?) at "
                         f"{tray.where(c.x, c.y, w, h)}")
-    if tapped is None and corners is None:
+    if found.outline_missing:
         warnings.append("the tray's outline was not found: are the tray's corners in view?")
     corner_tuple = None if corners is None else tuple((float(x), float(y)) for x, y in corners)
     return TrayReading(tuple(cubes), tuple(_merge(warnings)), corner_tuple)
