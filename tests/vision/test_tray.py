@@ -16,7 +16,8 @@ TRAY = np.array([[300, 150], [800, 150], [800, 460], [300, 460]], np.float32)  #
 
 
 def _rows(a):
-    return np.array(sorted(map(tuple, np.asarray(a, float))))
+    # sorted on values rounded to 0.1 px, so float32 noise cannot swap two corners' order
+    return np.array(sorted(map(tuple, np.round(np.asarray(a, float), 1))))
 
 
 @given(st.permutations(range(4)), st.floats(100, 400), st.floats(60, 250), coord, coord)
