@@ -36,7 +36,7 @@ def random_affine(rng: np.random.Generator, src_w: int, src_h: int, out_w: int, 
                   strength: float = 1.0) -> np.ndarray:
     """A 2x3 matrix from cached picture pixels to input pixels."""
     r = rng.random()
-    if r < 0.7:
+    if r < 0.6:
         angle = rng.normal(0, 4) * strength
     elif r < 0.9:
         angle = 180 + rng.normal(0, 4)
@@ -65,6 +65,20 @@ def relight(img: np.ndarray, gains: np.ndarray, exposure: float, gamma: float) -
     levels = np.power(np.arange(256, dtype=np.float32) / 255, gamma)
     lut = np.clip(levels[:, None] * (gains * exposure)[None, :] * 255 + 0.5, 0, 255)
     return cv2.LUT(img, lut.astype(np.uint8).reshape(256, 1, 3))
+
+
+def light_gains(rng: np.random.Generator) -> np.ndarray:
+    """Per-channel (B, G, R) gains: a random cast, often along the warm-cool axis.
+
+    Why the axis: lamps and daylight differ mostly in colour temperature (a tungsten lamp
+    raises red and cuts blue together), and a camera's auto white balance corrects only part of
+    it; independent channel noise alone rarely draws a cast that strong.
+    """
+    gains = np.exp(rng.normal(0, 0.12, 3)) if rng.random() < 0.8 else np.ones(3)
+    if rng.random() < 0.5:
+        t = rng.normal(0, 0.22)  # > 0 warm, < 0 cool
+        gains = gains * np.exp(np.array([-t, 0.2 * t, t]))
+    return gains
 
 
 def camera_noise(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -110,8 +124,8 @@ def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
         reference = cv2.warpAffine(item.reference, mr, (out_w, out_h), flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT)
     if not plain:
-        gains = np.exp(rng.normal(0, 0.14, 3)) if rng.random() < 0.8 else np.ones(3)
-        exposure = math.exp(rng.uniform(-0.65, 0.45))
+        gains = light_gains(rng)
+        exposure = math.exp(rng.uniform(-0.7, 0.55))
         gamma = math.exp(rng.normal(0, 0.15))
         image = camera_noise(relight(image, gains, exposure, gamma), rng)
         if reference is not None:
