@@ -71,6 +71,12 @@ STARTING_GOLD_PER_PRECEDING_PLAYER = 1
 COMMODITIES_PER_GOOD = 8
 # "50 production tokens – 3x 2, 4x 3, 3x 4 of each type"
 PRODUCTION_TOKENS_PER_GOOD = {2: 3, 3: 4, 4: 3}
+# "Modifications for 2 and 3 players: With 2 players, return the production tokens for 3 and 4
+# players to the game box; with 3 players, return only those for 4 players" -- "2 player: 30
+# production tokens", "3 player: 40 production tokens"; with 4 players none go back: all 50.
+# Which goods and costs are marked for 3 and 4 players is printed on the tokens only, so fewer
+# players are held to the pool's size and to the full set's count per good and cost.
+PRODUCTION_TOKENS_FOR_PLAYERS = {2: 30, 3: 40, 4: 50}
 # "The AP cost of a production token equals the number on this token." / "for 2-4 AP"
 PRODUCTION_COSTS = (2, 3, 4)
 # "Note: Each player starts with a production token of each type of good printed on his sheet."

@@ -18,6 +18,7 @@ from .constants import (
     LANDSCAPE_TILES,
     LANDSCAPES_PER_PLAN,
     LANDSCAPES_PER_PLAN_WITH_TOKEN,
+    PRODUCTION_TOKENS_FOR_PLAYERS,
     PRODUCTION_TOKENS_PER_GOOD,
     PROGRESS_TOKENS,
     SHIPS,
@@ -403,6 +404,14 @@ def _yellow(state: GameState, p: Player, e: dict, ap: int, available: int) -> di
     bought = e.get("production", [])
     cost = sum(x["cost"] for x in bought)  # "The AP cost of a production token equals the number"
     _check_cost(p, cost, ap if "ap" in e else available, "Buying production tokens")
+    pool = PRODUCTION_TOKENS_FOR_PLAYERS[len(state.players)]
+    left = pool - sum(state.production_bought.values())
+    if len(bought) > left:
+        raise LimitReached(
+            f"only {left} of the {pool} production tokens of a {len(state.players)}-player game "
+            f"{'is' if left == 1 else 'are'} left, so {p.name} cannot buy {len(bought)} (the "
+            "tokens marked for more players stay in the box)"
+        )
     tally: dict[tuple[str, int], int] = {}
     for x in bought:
         if x["good"] not in state.settings.goods:

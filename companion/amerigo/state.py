@@ -21,6 +21,7 @@ from .constants import (
     MIN_PLAYERS,
     PHASE_COLOURS,
     PIRATE_SPACES,
+    PRODUCTION_TOKENS_FOR_PLAYERS,
     ROUNDS,
     STARTING_GOLD_PER_PRECEDING_PLAYER,
     TOKEN_GOLD_ONCE,
@@ -124,6 +125,13 @@ class GameState:
         """"the strength of the pirates – that is, the sum of all face-up pirate markers"."""
         return sum(self.pirates)
 
+    def production_pool(self) -> dict | None:
+        """Production tokens in this game (30/40/50 by player count) and how many are left."""
+        if not self.players:
+            return None
+        pool = PRODUCTION_TOKENS_FOR_PLAYERS[len(self.players)]
+        return {"in_game": pool, "left": pool - sum(self.production_bought.values())}
+
     @property
     def colour(self) -> str | None:
         return PHASE_COLOURS[self.phase] if self.round else None
@@ -203,6 +211,7 @@ class GameState:
             "pirates": {"revealed": list(self.pirates), "strength": self.pirate_strength(),
                         "last_attack": self.last_pirate_attack},
             "cubes": self.ledger.to_dict(),
+            "production_tokens": self.production_pool(),
             "vision_bounds": self.vision_bounds(),
             "offer": self._offer(),
             "options": {n: phase_rules.options(self, p) for n, p in self.players.items()}
