@@ -67,6 +67,15 @@ def establish_post(isl: Island, player: Player, gold_per_post: bool) -> int:
     """
     if player.posts_total >= TRADING_POSTS:
         raise LimitReached(f"{player.name} has placed all {TRADING_POSTS} trading posts")
+    # The completion table ("1 : 1x ... 6 : 21x") has no row for a 7th post of one player: such an
+    # island could never be scored, so the post is refused before it is placed.
+    most = max(POST_MULTIPLIER)
+    if isl.posts.get(player.name, 0) >= most:
+        raise LimitReached(
+            f"{player.name} already has {most} trading posts on island {isl.name!r}, the most the "
+            f"completion table scores ({most} posts: {POST_MULTIPLIER[most]}x the time marker); "
+            "a 7th post there cannot be placed"
+        )
     discovery = DISCOVERY_VP if not isl.posts else 0
     isl.posts[player.name] = isl.posts.get(player.name, 0) + 1
     player.posts[isl.name] = player.posts.get(isl.name, 0) + 1
@@ -80,12 +89,6 @@ def complete(isl: Island, completer: Player, players: dict[str, Player], time_ma
     """"When a player covers the last empty space of an island, he scores 3 victory points ...; if
     the island is a big island, he also takes the treasure chest" and every player with posts there
     scores the table value for his number of posts "times the number on the topmost time marker"."""
-    too_many = [n for n, k in isl.posts.items() if k > max(POST_MULTIPLIER)]
-    if too_many:
-        raise LimitReached(
-            f"island {isl.name!r}: the completion table stops at {max(POST_MULTIPLIER)} posts "
-            f"({', '.join(too_many)} has more)"
-        )
     isl.completed = True
     isl.completed_by = completer.name
     completer.gain_vp(COMPLETION_VP)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from amerigo_helpers import act, new_game, read
+from amerigo_helpers import act, new_game, player, read
 
 from companion.amerigo.errors import LimitReached, RulesError
+from companion.amerigo.islands import Island
 
 
 def refused(g, cmd, error, match):
@@ -55,3 +56,26 @@ def test_production_tokens_in_play_depend_on_the_player_count(players, pool):
     act(g, "a", "yellow", production=[{"good": good, "cost": int(cost)}])
     assert g.state_dict()["production_tokens"]["left"] == 0
     refused(g, buy(players[1], ("sugar", 2)), LimitReached, "only 0 of the .* are left")
+
+
+def test_a_seventh_trading_post_on_one_island_is_refused():
+    """"All players who own at least one trading post on this island now gain victory points as
+    follows: 1 : 1x 2 : 3x 3 : 6x 4 : 10x 5 : 15x 6 : 21x. Each player locates the row that
+    corresponds to the number of his trading posts on this island" -- there is no row for 7, so a
+    7th post of one player would leave an island that can never be completed."""
+    g = new_game(players=["a", "b"])
+    read(g, blue=3)
+    g.state.islands["A"] = Island("A", big=False, posts={"a": 6})  # played in earlier rounds
+    g.state.players["a"].posts["A"] = 6
+    msg = refused(g, {"type": "action", "player": "a", "choice": "blue",
+                      "posts": [{"island": "A"}]}, LimitReached,
+                  "a already has 6 trading posts on island 'A'")
+    assert "7th" in msg
+    # a post on another island in the same action is fine; the island itself can still be
+    # completed, and pays the 6-post row.
+    act(g, "a", "blue", posts=[{"island": "B", "big": False}])
+    act(g, "b", "blue", posts=[{"island": "A"}], completes="A")
+    islands = g.state_dict()["islands"]
+    assert islands["A"]["completed"]
+    assert islands["A"]["completion_payout"] == {"a": 21 * 5, "b": 1 * 5}
+    assert player(g, "a")["trading_posts"] == {"A": 6, "B": 1}
