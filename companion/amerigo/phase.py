@@ -74,25 +74,49 @@ def joker_colour(state: GameState, p: Player) -> str | None:
     return colours[min(p.special, len(colours) - 1)]
 
 
-def availability(state: GameState, p: Player) -> dict[str, str]:
-    """Action colour -> how it is available to ``p``: "tray", "swap" or "white"."""
+def routes(state: GameState, p: Player) -> dict[str, list[str]]:
+    """Action colour -> the ways ``p`` may choose it now, cheapest first.
+
+    "tray": cubes of that colour lie in the action space; "white": white cubes as the joker for the
+    colour under his disc (costs nothing); "swap": the green/red progress token (which a game may
+    make once-only, so it comes last). A player may name the way (``via``); the engine never picks
+    one that costs him a token when a free one is open.
+    """
     counts = state.ledger.action
-    usage = state.settings.token_usage
-    avail = {c: "tray" for c in COLOURS if counts[c] > 0}
-    if p.has(usage, "swap_green_red"):
-        # "treat green cubes as red and red cubes as green when choosing an action"
-        for a, b in (("red", "green"), ("green", "red")):
-            if counts[a] > 0 and b not in avail:
-                avail[b] = "swap"
+    out: dict[str, list[str]] = {c: ["tray"] for c in COLOURS if counts[c] > 0}
     if counts["white"] > 0:
         # "treat white cubes as jokers that match the color under a player's special action disc"
         jc = joker_colour(state, p)
-        if jc == "?":
-            for c in COLOURS[:-1]:
-                avail.setdefault(c, "white")
-        elif jc is not None and jc != "white":
-            avail.setdefault(jc, "white")
-    return avail
+        jokers = COLOURS[:-1] if jc == "?" else [jc] if jc not in (None, "white") else []
+        for c in jokers:
+            out.setdefault(c, []).append("white")
+    if p.has(state.settings.token_usage, "swap_green_red"):
+        # "treat green cubes as red and red cubes as green when choosing an action"
+        for a, b in (("red", "green"), ("green", "red")):
+            if counts[a] > 0:
+                out.setdefault(b, []).append("swap")
+    return out
+
+
+def _route_refused(state: GameState, p: Player, choice: str, via: str) -> str:
+    """Why ``via`` is not a way for ``p`` to choose ``choice`` now, in the players' words."""
+    counts = state.ledger.action
+    name = ACTION_NAMES[choice]
+    if via == "white":
+        jc = joker_colour(state, p)
+        if counts["white"] == 0:
+            return f"there is no white cube in the action space to stand in for {name}"
+        if jc is None:
+            return (f"{p.name}'s disc has not advanced on the special action track yet, so white "
+                    "cubes are no joker for him")
+        return (f"{p.name}'s white cubes stand in for {jc} ({ACTION_NAMES[jc]}), the colour "
+                f"under his disc, not for {choice}")
+    if choice not in ("red", "green"):
+        return f"the green/red swap token turns green into red and red into green, not {name}"
+    if not p.has(state.settings.token_usage, "swap_green_red"):
+        return f"{p.name} has no usable green/red swap token"
+    other = "green" if choice == "red" else "red"
+    return f"there is no {other} cube in the action space to count as {choice}"
 
 
 def base_ap(state: GameState) -> int:
@@ -114,21 +138,21 @@ def options(state: GameState, p: Player) -> dict:
     """What ``p`` may do this phase (for the phone UI); meaningful while actions are being taken."""
     usage = state.settings.token_usage
     ap = base_ap(state)
-    avail = availability(state, p)
     total = sum(state.ledger.action.values())
     return {
         "actions": [
             {
                 "colour": c,
                 "name": ACTION_NAMES[c],
-                "via": how,
+                "via": ways[0],
+                "routes": ways,
                 "ap": ap + bonus_ap(state, p, c),
                 **({"ships_token_ap": TOKEN_AP_SHIPS}
                    if c == "blue" and p.has(usage, "ships8") else {}),
                 **({"track_end_gold": TRACK_END_GOLD}
                    if _wastes_ap(state, p, c, ap + bonus_ap(state, p, c)) else {}),
             }
-            for c, how in avail.items()
+            for c, ways in routes(state, p).items()
         ],
         "joker_colour": joker_colour(state, p) if state.ledger.action["white"] else None,
         "ap": ap,
@@ -186,16 +210,18 @@ def perform(state: GameState, e: dict) -> dict:
         p.gain_vp(total)
         return {"vp": total}
 
-    avail = availability(state, p)
+    ways = routes(state, p)
     via = e.get("via")
-    if choice not in avail:
-        on_offer = ", ".join(avail) or "nothing"
+    if choice not in ways:
+        on_offer = ", ".join(ways) or "nothing"
         raise NotOnOffer(
             f"{choice} ({ACTION_NAMES[choice]}) is not on offer for {p.name}; available: {on_offer}"
         )
-    how = avail[choice]
     if via == "white" and choice == "white":
         raise MalformedEvent("white cannot be a joker for itself")
+    if via is not None and via not in ways[choice]:
+        raise NotOnOffer(_route_refused(state, p, choice, via))
+    how = via or ways[choice][0]
     if how == "swap":
         p.use_once(usage, "swap_green_red")
 

@@ -11,8 +11,9 @@ import json
 import pytest
 from amerigo_helpers import act, new_game, player, read
 
-from companion.amerigo.errors import LimitReached, RulesError
+from companion.amerigo.errors import LimitReached, NotOnOffer, RulesError
 from companion.amerigo.islands import Island
+from companion.amerigo.players import Token
 
 
 def refused(g, cmd, error, match):
@@ -79,3 +80,68 @@ def test_a_seventh_trading_post_on_one_island_is_refused():
     assert islands["A"]["completed"]
     assert islands["A"]["completion_payout"] == {"a": 21 * 5, "b": 1 * 5}
     assert player(g, "a")["trading_posts"] == {"A": 6, "B": 1}
+
+
+def _swap_once_game():
+    # special action track: the first space is white, the second red, the third blue
+    g = new_game(players=["a", "b", "c"], settings={
+        "special_track_colours": ["white", "red", "blue"],
+        "token_usage": {"swap_green_red": "once"}})
+    read(g, blue=1, green=2, white=3)
+    for name in ("a", "b", "c"):
+        g.state.players[name].tokens = [Token("swap_green_red")]
+    g.state.players["a"].special = 1  # on red
+    g.state.players["b"].special = 2  # on blue
+    return g
+
+
+def _swap_used(g, name):
+    return player(g, name)["progress_tokens"][0]["used"]
+
+
+def test_the_way_an_action_is_chosen_is_the_one_the_player_names():
+    """"for this action treat white cubes as jokers that match the color under a player's special
+    action disc" and "The token's owner can treat green cubes as red and red cubes as green when
+    choosing an action" -- two ways to Plan without a red cube. A once-only token is "flip[ped]
+    face down after using it", so only the way the player took may flip it."""
+    g = _swap_once_game()
+    red = next(a for a in g.state_dict()["options"]["a"]["actions"] if a["colour"] == "red")
+    assert red["routes"] == ["white", "swap"] and red["via"] == "white"  # the free way first
+    act(g, "a", "red", via="white", take=[{"tile": "village"}])
+    assert _swap_used(g, "a") is False and g.state.last_action["via"] == "white"
+    # b's disc is on blue: his white cubes are no red joker, and he says so is refused in words
+    msg = refused(g, {"type": "action", "player": "b", "choice": "red", "via": "white",
+                      "take": [{"tile": "village"}]}, NotOnOffer,
+                  "b's white cubes stand in for blue")
+    assert "not for red" in msg
+    act(g, "b", "red", via="swap", take=[{"tile": "village"}])
+    assert _swap_used(g, "b") is True and g.state.last_action["via"] == "swap"
+    # no way named: the free one (white joker) is taken before the token
+    g2 = _swap_once_game()
+    act(g2, "a", "red", take=[{"tile": "village"}])
+    assert _swap_used(g2, "a") is False and g2.state.last_action["via"] == "white"
+
+
+@pytest.mark.parametrize(("who", "choice", "via", "match"), [
+    ("c", "blue", "swap", "turns green into red and red into green, not Move Ships"),
+    ("c", "green", "swap", "no red cube in the action space to count as green"),
+    ("c", "red", "white", "c's white cubes stand in for blue"),
+])
+def test_a_way_that_is_not_open_is_refused_in_words(who, choice, via, match):
+    """"If no cube of this color is in the action space, the player can still take this color's
+    corresponding action" -- through the joker or the token only when they apply."""
+    g = _swap_once_game()
+    act(g, "a", "blue", ap=0)
+    act(g, "b", "blue", ap=0)
+    g.state.players["c"].special = 2
+    refused(g, {"type": "action", "player": who, "choice": choice, "via": via}, NotOnOffer, match)
+
+
+def test_white_is_no_joker_before_the_disc_moves():
+    """"A player who has advanced at least once on the special action track will have his disc on
+    a non-white space.\""""
+    g = _swap_once_game()
+    act(g, "a", "blue", ap=0)
+    act(g, "b", "blue", ap=0)
+    refused(g, {"type": "action", "player": "c", "choice": "red", "via": "white"}, NotOnOffer,
+            "c's disc has not advanced on the special action track yet")
