@@ -59,7 +59,7 @@ def get_island(islands: dict[str, Island], name: str, big: bool | None) -> Islan
     return isl
 
 
-def establish_post(isl: Island, player: Player, gold_per_post: bool) -> int:
+def establish_post(isl: Island, player: Player, gold_per_post: int) -> int:
     """Place one trading post; return the discovery VP (3 for the first post on the island).
 
     "The first player to establish a trading post on an island scores 3 victory points for his
@@ -80,8 +80,7 @@ def establish_post(isl: Island, player: Player, gold_per_post: bool) -> int:
     isl.posts[player.name] = isl.posts.get(player.name, 0) + 1
     player.posts[isl.name] = player.posts.get(isl.name, 0) + 1
     player.gain_vp(discovery)
-    if gold_per_post:
-        player.gain_gold(1)
+    player.gain_gold(gold_per_post)  # 1 per gold_per_post token held
     return discovery
 
 

@@ -230,13 +230,19 @@ def perform(state: GameState, e: dict) -> dict:
     for t in p.usable(usage):
         if ap_bonus(t.name, choice):
             p.use_once(usage, t.name)  # flips it only if a game made AP tokens once-only
-    for name in e.get("tokens_used", []):
+    used = e.get("tokens_used", [])
+    for name in used:
         if name != "ships8" or choice != "blue":
             raise NotOnOffer(f"progress token {name} cannot be used with {ACTION_NAMES[choice]}")
-        if not p.has(usage, "ships8"):
-            raise NotEnough(f"{p.name} has no usable progress token ships8")
-        p.use_once(usage, "ships8")
-        available += TOKEN_AP_SHIPS  # "8 additional action points for each ship"
+    if used:
+        # "he may use this token to gain 8 additional action points": each token once per action
+        held = len(p.usable(usage, name="ships8"))
+        if len(used) > held:
+            raise NotEnough(f"{p.name} has {held} usable ships8 token(s): each gives its 8 AP "
+                            f"once per action, so it cannot be used {len(used)} times")
+        for name in used:
+            p.use_once(usage, name)
+        available += TOKEN_AP_SHIPS * len(used)  # "8 additional action points for each ship"
     gold_spent = e.get("gold_spent", 0)
     # "For each 1 gold a player spends during a phase, he gains 1 additional action point."
     p.spend_gold(gold_spent, "on action points")
@@ -267,9 +273,8 @@ def _blue(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict
     # posts": one per ship and action.
     if len(posts) > SHIPS:
         raise LimitReached(f"{p.name} has {SHIPS} ships: at most {SHIPS} trading posts per action")
-    gold_per_post = p.has(state.settings.token_usage, "gold_per_post")
-    if gold_per_post and posts:
-        p.use_once(state.settings.token_usage, "gold_per_post")
+    # "Each time the token's owner establishes a trading post, he receives 1 gold": per token held
+    gold_per_post = p.use_each(state.settings.token_usage, "gold_per_post") if posts else 0
     discovery = 0
     touched = []
     for post in posts:

@@ -13,7 +13,8 @@ from .players import Player
 
 
 def strength_for(player: Player, players: list[Player], base: int, usage: dict[str, str]) -> int:
-    """"The pirates' strength increases by 2 for all other players" (per token held by others)."""
+    """"The pirates' strength increases by 2 for all other players" (per token held by others:
+    ``tokens.PER_TOKEN``)."""
     extra = sum(
         PIRATE_TOKEN_EXTRA * len(other.usable(usage, fam="pirates_plus2"))
         for other in players
@@ -42,10 +43,8 @@ def fight(players: list[Player], base: int, usage: dict[str, str]) -> dict[str, 
         before = p.cannons
         if p.cannons >= strength:
             p.cannons -= strength
-            gold = PIRATE_TOKEN_GOLD if p.has(usage, "pirates_gold") else 0
-            if gold:
-                p.use_once(usage, "pirates_gold")
-                p.gain_gold(gold)
+            gold = PIRATE_TOKEN_GOLD * p.use_each(usage, "pirates_gold")  # per token held
+            p.gain_gold(gold)
             results[p.name] = {"strength": strength, "cannons_fired": strength,
                                "fought_off": True, "vp_lost": 0, "gold": gold}
         else:

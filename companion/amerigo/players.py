@@ -109,6 +109,15 @@ class Player:
         if usage[family(name)] == ONCE:
             tokens[0].used = True
 
+    def use_each(self, usage: dict[str, str], fam: str) -> int:
+        """Use every usable copy of a token whose benefit counts per token (``tokens.PER_TOKEN``):
+        flip the once-only ones and return how many copies gave their benefit."""
+        copies = self.usable(usage, fam=fam)
+        for t in copies:
+            if usage[fam] == ONCE:
+                t.used = True
+        return len(copies)
+
     @property
     def posts_total(self) -> int:
         return sum(self.posts.values())

@@ -35,6 +35,17 @@ SIMPLE_TOKENS: dict[str, str] = {
 
 PERMANENT, ONCE, END = "permanent", "once", "end"
 
+# Two copies of one token. The rulebook gives every benefit to "the token's owner" token by token
+# ("Each token depicts one action. Each time the token's owner chooses this action, he receives 2
+# additional action points"), so a benefit that is an amount -- AP, gold, VP, pirate strength --
+# is counted once per token held. A benefit that changes a rule -- half the damage, gold per 2
+# cubes, two landscapes, the green/red swap, the jump, VP instead of an action -- is the same rule
+# with one copy or two: the second adds nothing (and a once-only setting flips one copy).
+PER_TOKEN = frozenset({
+    "ap2", "ap1", "ships8", "pirates_plus2", "pirates_gold", "gold3", "gold5", "gold_per_post",
+    "vp_posts", "vp7", "vp_gold",
+})
+
 
 def parse_token(name: object) -> str:
     """Check a token name from an event and return it; ``MalformedEvent`` names the problem."""

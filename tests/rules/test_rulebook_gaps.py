@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from amerigo_helpers import act, new_game, player, read
+from amerigo_helpers import act, arrange, new_game, player, read
 
-from companion.amerigo.errors import LimitReached, NotOnOffer, RulesError
+from companion.amerigo.errors import LimitReached, NotEnough, NotOnOffer, RulesError
 from companion.amerigo.islands import Island
 from companion.amerigo.players import Token
 
@@ -145,3 +145,58 @@ def test_white_is_no_joker_before_the_disc_moves():
     act(g, "b", "blue", ap=0)
     refused(g, {"type": "action", "player": "c", "choice": "red", "via": "white"}, NotOnOffer,
             "c's disc has not advanced on the special action track yet")
+
+
+def _to_round_end(g):
+    while g.state.stage != "round_end":
+        if g.state.stage == "tray":
+            read(g, **{g.state.colour: 1})
+        while g.state.stage == "actions":
+            act(g, g.state.turn(), "gold")
+
+
+def test_two_copies_of_a_token_count_per_token_where_the_benefit_is_an_amount():
+    """"Progress tokens provide their owner a positive benefit" -- each token its own: "Each time
+    the token's owner chooses this action, he receives 2 additional action points", "Each time the
+    token's owner establishes a trading post, he receives 1 gold", "The pirates' strength
+    increases by 2 for all other players", "If the token's owner fights off the pirates
+    completely ..., he receives 2 gold", "During final scoring, the token's owner scores 7 victory
+    points". A rule-changing benefit ("he loses only half of the victory points") is the same with
+    two copies."""
+    g = new_game(players=["a", "b", "c"], pirate=4)
+    read(g, blue=2, black=1)
+    arrange(g, "a", tokens=[Token("gold_per_post"), Token("gold_per_post"), Token("ap2:blue"),
+                            Token("ap2:blue")])
+    options = {x["colour"]: x["ap"] for x in g.state_dict()["options"]["a"]["actions"]}
+    assert options["blue"] == 2 + 2 + 2
+    act(g, "a", "blue", posts=[{"island": "A", "big": False}, {"island": "B", "big": False}])
+    assert player(g, "a")["gold"] == 2 * 2  # 2 posts x 2 tokens
+    _to_round_end(g)
+    arrange(g, "a", tokens=[Token("pirates_plus2"), Token("pirates_plus2")], cannons=4)
+    arrange(g, "b", tokens=[Token("pirates_gold"), Token("pirates_gold")], cannons=8, gold=0)
+    arrange(g, "c", tokens=[Token("pirates_half"), Token("pirates_half"), Token("vp7"),
+                            Token("vp7")], cannons=0, vp=40)
+    g.command({"type": "round_ended"})
+    attack = g.state_dict()["pirates"]["last_attack"]["players"]
+    assert attack["b"]["strength"] == 4 + 2 * 2 and attack["b"]["fought_off"]
+    assert player(g, "b")["gold"] == 2 * 2
+    assert attack["c"]["strength"] == 8 and attack["c"]["vp_lost"] == 4  # half, not a quarter
+    sheet = next(s for s in g.score_sheet()["players"] if s["player"] == "c")
+    assert sheet["progress"]["e_tokens"] == {"vp7": 14}
+
+
+def test_a_ships_token_gives_its_8_ap_once_per_action():
+    """"If the token's owner chooses the "Move Ships" action, he may use this token to gain 8
+    additional action points for each ship for this phase." -- one token, one use, even where a
+    game makes the token permanent; two tokens, two uses."""
+    g = new_game(players=["a", "b"], settings={"token_usage": {"ships8": "permanent"}})
+    read(g, blue=2)
+    arrange(g, "a", tokens=[Token("ships8")])
+    refused(g, {"type": "action", "player": "a", "choice": "blue",
+                "tokens_used": ["ships8", "ships8"]}, NotEnough,
+            "a has 1 usable ships8 token.* cannot be used 2 times")
+    act(g, "a", "blue", tokens_used=["ships8"])
+    assert g.state.last_action["ap_available"] == 2 + 8
+    arrange(g, "b", tokens=[Token("ships8"), Token("ships8")])
+    act(g, "b", "blue", tokens_used=["ships8", "ships8"])
+    assert g.state.last_action["ap_available"] == 2 + 16
