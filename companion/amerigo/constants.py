@@ -85,6 +85,7 @@ STARTING_PRODUCTION = 1
 # "24 progress tokens"
 PROGRESS_TOKENS = 24
 # "6 pirate markers" ... "place 5 of them face down on the pirate spaces" ... "Reveal one"
+PIRATE_MARKERS = 6
 PIRATE_SPACES = 5
 # "The pirates' strength increases by 2 for all other players."
 PIRATE_TOKEN_EXTRA = 2

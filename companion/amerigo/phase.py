@@ -381,6 +381,11 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
     lands = list(p.landscapes)
     touched: list[str] = []
     for b in build:
+        if b["vp"] > state.settings.tile_vp_max:
+            raise LimitReached(
+                f"{b['vp']} VP for one tile is more than a tile prints in this game (at most "
+                f"{state.settings.tile_vp_max}, setting tile_vp_max): check the number on the tile"
+            )
         island = isl_rules.get_island(state.islands, b["island"], b.get("big"))
         # "build ... on any island that contains at least one of his own trading posts"
         if not island.posts.get(p.name):

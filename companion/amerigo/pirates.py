@@ -9,7 +9,33 @@ from __future__ import annotations
 from math import ceil
 
 from .constants import PIRATE_TOKEN_EXTRA, PIRATE_TOKEN_GOLD
+from .errors import LimitReached
 from .players import Player
+from .settings import Settings
+
+
+def check_marker(settings: Settings, revealed: list[int], value: int) -> None:
+    """Refuse a revealed marker value no face-down marker can show (``LimitReached``).
+
+    With the six printed values known (setting ``pirate_markers``) the value must be one of those
+    not yet face up; otherwise it is held to the ``pirate_marker_max`` cap.
+    """
+    if settings.pirate_markers is None:
+        if value > settings.pirate_marker_max:
+            raise LimitReached(
+                f"a pirate marker of {value} is more than any marker shows in this game (at most "
+                f"{settings.pirate_marker_max}, setting pirate_marker_max): check the number"
+            )
+        return
+    left = list(settings.pirate_markers)
+    for v in revealed:
+        if v in left:
+            left.remove(v)
+    if value not in left:
+        shown = ", ".join(str(v) for v in sorted(left))
+        raise LimitReached(
+            f"no face-down pirate marker shows {value}: the markers not yet face up show {shown}"
+        )
 
 
 def strength_for(player: Player, players: list[Player], base: int, usage: dict[str, str]) -> int:

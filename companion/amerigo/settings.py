@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+from .constants import PIRATE_MARKERS
 from .errors import MalformedEvent
 from .offer import COLOURS
 from .tokens import END, ONCE, PERMANENT
@@ -23,6 +24,17 @@ DEFAULT_TIME_MARKERS: tuple[int, ...] = (5, 4, 3, 2, 1)
 # From the final scoring example ("Cotton ... Tobacco ... Sugar ... Coconut ... Coffee").
 # Which goods a player sheet prints is not in the text: DEFAULT, every sheet prints all five.
 DEFAULT_GOODS: tuple[str, ...] = ("cotton", "tobacco", "sugar", "coconut", "coffee")
+
+# DEFAULT, a plausibility cap, not a printed value. "Each village and landscape tile has two
+# victory point values on it" -- printed on the tiles only. Tiles cover 1 to 6 squares ("costs 1-6
+# AP, depending on its size"); the examples pay 2 VP for a 2-square village on a small island and
+# 10 VP for three tiles (9 squares) on a big one. A tile entered with more is taken for a typo.
+DEFAULT_TILE_VP_MAX = 12
+# DEFAULT, a plausibility cap, not a printed value: the six pirate markers' values are printed on
+# them only (the examples show a 4: "Six pirates", then "10 pirates" a round later). A marker above
+# 12 could never be fought off, as the cannon track stops at 12 ("up to a maximum of 12"). Setting
+# ``pirate_markers`` (the six printed values) replaces the cap with an exact check.
+DEFAULT_PIRATE_MARKER_MAX = 12
 
 # Whether a progress token is permanent, once-only (1x) or end-of-game (E). Keys are token families.
 TOKEN_USAGE_DEFAULTS: dict[str, str] = {
@@ -69,6 +81,12 @@ class Settings:
     special_track_vp: dict[int, int] | None = None
     special_track_colours: tuple[str, ...] | None = None
     token_usage: dict[str, str] = field(default_factory=lambda: dict(TOKEN_USAGE_DEFAULTS))
+    # Most VP one built tile may score (DEFAULT cap, see DEFAULT_TILE_VP_MAX).
+    tile_vp_max: int = DEFAULT_TILE_VP_MAX
+    # The six values printed on the pirate markers, if the players enter them (None = unknown:
+    # a revealed marker is then only held to pirate_marker_max, a DEFAULT cap).
+    pirate_markers: tuple[int, ...] | None = None
+    pirate_marker_max: int = DEFAULT_PIRATE_MARKER_MAX
 
     def unconfirmed(self) -> list[str]:
         """Settings still at a default the rulebook text does not confirm (show them to players)."""
@@ -80,6 +98,10 @@ class Settings:
         for fam in UNCONFIRMED_TOKEN_USAGE:
             if self.token_usage.get(fam) == TOKEN_USAGE_DEFAULTS[fam]:
                 out.append(f"token_usage.{fam}")
+        if self.tile_vp_max == DEFAULT_TILE_VP_MAX:
+            out.append("tile_vp_max (a cap: more VP on one tile is taken for a typo)")
+        if self.pirate_markers is None and self.pirate_marker_max == DEFAULT_PIRATE_MARKER_MAX:
+            out.append("pirate_marker_max (a cap: the six marker values are not entered)")
         for name in ("progress_track_vp", "special_track_vp"):
             if getattr(self, name) is None:
                 out.append(f"{name} (unknown: entered at final scoring)")
@@ -92,8 +114,9 @@ class Settings:
         for key in ("progress_track_vp", "special_track_vp"):
             if d[key] is not None:
                 d[key] = {str(k): v for k, v in sorted(d[key].items())}
-        if d["special_track_colours"] is not None:
-            d["special_track_colours"] = list(d["special_track_colours"])
+        for key in ("special_track_colours", "pirate_markers"):
+            if d[key] is not None:
+                d[key] = list(d[key])
         return d
 
     @classmethod
@@ -134,6 +157,20 @@ class Settings:
             if not (isinstance(cols, list) and all(c in COLOURS for c in cols)):
                 raise MalformedEvent("setting special_track_colours must list action colours")
             changes["special_track_colours"] = tuple(cols)
+        for key in ("tile_vp_max", "pirate_marker_max"):
+            if key in data:
+                if not _nat(data[key]):
+                    raise MalformedEvent(f"setting {key} must be a whole number >= 0")
+                changes[key] = data[key]
+        if data.get("pirate_markers") is not None:
+            pm = data["pirate_markers"]
+            if not (isinstance(pm, list) and len(pm) == PIRATE_MARKERS
+                    and all(_nat(v) for v in pm)):
+                raise MalformedEvent(
+                    f"setting pirate_markers must be the {PIRATE_MARKERS} numbers printed on the "
+                    "pirate markers"
+                )
+            changes["pirate_markers"] = tuple(pm)
         if "token_usage" in data:
             tu = data["token_usage"]
             if not isinstance(tu, dict):

@@ -335,6 +335,7 @@ def _pirate_revealed(state: GameState, e: dict) -> None:
         raise WrongStage("the set-up pirate marker was already revealed")
     if len(state.pirates) >= PIRATE_SPACES:
         raise WrongStage(f"all {PIRATE_SPACES} pirate markers are face up")
+    pirate_rules.check_marker(state.settings, state.pirates, e["value"])
     state.pirates.append(e["value"])
     if state.stage == SETUP:
         _maybe_start_play(state)

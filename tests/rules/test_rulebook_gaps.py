@@ -200,3 +200,55 @@ def test_a_ships_token_gives_its_8_ap_once_per_action():
     arrange(g, "b", tokens=[Token("ships8"), Token("ships8")])
     act(g, "b", "blue", tokens_used=["ships8", "ships8"])
     assert g.state.last_action["ap_available"] == 2 + 16
+
+
+def _build(g, name, vp):
+    return {"type": "action", "player": name, "choice": "green",
+            "build": [{"island": "A", "tile": "village", "vp": vp}]}
+
+
+@pytest.mark.parametrize(("settings", "cap"), [(None, 12), ({"tile_vp_max": 20}, 20)])
+def test_a_tiles_vp_has_an_upper_bound(settings, cap):
+    """"Each village and landscape tile has two victory point values on it. When expanding on a
+    small island, the player scores the smaller number of victory points; on a big island ... the
+    larger number" -- printed on the tiles only, so the bound is a setting (a marked default)."""
+    g = new_game(players=["a", "b"], settings=settings)
+    read(g, blue=2, green=1)
+    act(g, "a", "blue", posts=[{"island": "A", "big": True}])
+    act(g, "b", "blue", posts=[{"island": "A"}])
+    read(g, green=1)
+    arrange(g, "a", villages=1)
+    arrange(g, "b", villages=1)
+    assert ("tile_vp_max" in " ".join(g.state_dict()["unconfirmed_settings"])) is (cap == 12)
+    refused(g, _build(g, "a", cap + 1), LimitReached,
+            f"{cap + 1} VP for one tile is more than a tile prints in this game \\(at most {cap}")
+    act(g, "a", "green", build=[{"island": "A", "tile": "village", "vp": cap}])
+    assert player(g, "a")["vp"] == 3 + cap
+
+
+def test_a_pirate_marker_has_an_upper_bound():
+    """"Mix the pirate markers well and place 5 of them face down on the pirate spaces" -- their
+    values are printed on them only: a cap (setting pirate_marker_max, a marked default) holds a
+    typo back."""
+    g = new_game(players=["a", "b"], pirate=3)
+    _to_round_end(g)
+    g.command({"type": "round_ended"})
+    refused(g, {"type": "pirate_revealed", "value": 60}, LimitReached,
+            "a pirate marker of 60 is more than any marker shows in this game \\(at most 12")
+    g.command({"type": "pirate_revealed", "value": 12})
+    assert g.state_dict()["pirates"]["strength"] == 15
+
+
+def test_known_pirate_markers_are_checked_exactly():
+    """"6 pirate markers" -- with the six printed values entered, a revealed marker must be one
+    that is still face down."""
+    g = new_game(players=["a", "b"], pirate=4, settings={"pirate_markers": [2, 3, 4, 4, 5, 6]})
+    assert not any("pirate_marker_max" in x for x in g.state_dict()["unconfirmed_settings"])
+    _to_round_end(g)
+    g.command({"type": "round_ended"})
+    refused(g, {"type": "pirate_revealed", "value": 1}, LimitReached,
+            "no face-down pirate marker shows 1: the markers not yet face up show 2, 3, 4, 5, 6")
+    g.command({"type": "pirate_revealed", "value": 4})
+    _to_round_end(g)
+    g.command({"type": "round_ended"})
+    refused(g, {"type": "pirate_revealed", "value": 4}, LimitReached, "show 2, 3, 5, 6$")

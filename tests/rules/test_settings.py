@@ -63,6 +63,9 @@ def test_track_end_gold_is_shown_in_the_options():
     ({"token_usage": {"ships8": "sometimes"}}, "permanent/once/end"),
     ({"progress_track_vp": {"x": 1}}, "not a space number"),
     ({"special_track_colours": ["pink"]}, "action colours"),
+    ({"tile_vp_max": -1}, "tile_vp_max must be a whole number"),
+    ({"pirate_marker_max": "6"}, "pirate_marker_max must be a whole number"),
+    ({"pirate_markers": [1, 2, 3]}, "the 6 numbers printed on the pirate markers"),
 ])
 def test_bad_settings(data, match):
     with pytest.raises(MalformedEvent, match=match):
