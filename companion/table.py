@@ -23,6 +23,7 @@ COMMAND_TYPES = frozenset(
         "bump_read",
         "tray_corrected",
         "action",
+        "sheet_goods",
         "chest_cashed",
         "token_used",
         "round_ended",

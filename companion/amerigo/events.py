@@ -197,6 +197,10 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Callable[[Any], Any]]]] = {
         "jump": (False, _bool("jump")),
         "at_end": (False, _bool("at_end")),
     },
+    "sheet_goods": {
+        "player": (True, _str("player")),
+        "goods": (True, _list("goods", _str("good"))),
+    },
     "chest_cashed": {"player": (True, _str("player"))},
     "token_used": {"player": (True, _str("player")), "token": (True, _token)},
     "round_ended": {},
@@ -280,6 +284,9 @@ def describe(e: dict) -> str:
         return f"Reading of event #{e['target']} corrected to {_fmt_counts(e['tray'])}"
     if t == "action":
         return _describe_action(e)
+    if t == "sheet_goods":
+        goods = ", ".join(e["goods"]) or "no goods"
+        return f"{e['player']}'s player sheet prints {goods} (one production token of each)"
     if t == "chest_cashed":
         return f"{e['player']} cashes a treasure chest for 3 gold"
     if t == "token_used":

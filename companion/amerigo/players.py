@@ -40,15 +40,29 @@ class Player:
     villages_taken: int = 0  # village tiles taken from the supply so far (16 in all)
     villages: int = 0  # village tiles in the personal supply (planned, not yet built)
     landscapes: list[int] = field(default_factory=list)  # sizes of planned landscape tiles
+    # The goods printed on his sheet, as the players entered them; None = not entered yet, when
+    # every good of the game is assumed (so that logs from before this input still score the same).
+    sheet_goods: list[str] | None = None
 
     @classmethod
     def new(cls, name: str, goods: tuple[str, ...]) -> Player:
         # "each player starts with one production token of each type of good printed on his sheet"
+        # -- until the sheet is entered, every good of the game is assumed printed.
         return cls(
             name=name,
             commodities=dict.fromkeys(goods, 0),
             production=dict.fromkeys(goods, STARTING_PRODUCTION),
         )
+
+    def print_sheet_goods(self, goods: list[str], assumed: tuple[str, ...]) -> None:
+        """Set the goods printed on his sheet: the printed production token moves from the goods
+        assumed (or entered) before to these; bought production tokens stay where they are."""
+        before = self.sheet_goods if self.sheet_goods is not None else list(assumed)
+        for good in before:
+            self.production[good] -= STARTING_PRODUCTION
+        for good in goods:
+            self.production[good] = self.production.get(good, 0) + STARTING_PRODUCTION
+        self.sheet_goods = list(goods)
 
     # --- the tracks ---------------------------------------------------------------------------
 
@@ -137,6 +151,7 @@ class Player:
             "treasure_chests": self.chests,
             "commodities": dict(self.commodities),
             "production": dict(self.production),
+            "sheet_goods": None if self.sheet_goods is None else list(self.sheet_goods),
             "progress_tokens": [{"name": t.name, "used": t.used} for t in self.tokens],
             "supply": {"villages": self.villages, "landscapes": sorted(self.landscapes)},
             "villages_left": 16 - self.villages_taken,

@@ -21,8 +21,9 @@ from .tokens import END, ONCE, PERMANENT
 # printed space showing through in round 5) is the common reading and is not confirmed.
 DEFAULT_TIME_MARKERS: tuple[int, ...] = (5, 4, 3, 2, 1)
 
-# From the final scoring example ("Cotton ... Tobacco ... Sugar ... Coconut ... Coffee").
-# Which goods a player sheet prints is not in the text: DEFAULT, every sheet prints all five.
+# The types of goods in the game: "40 commodity tokens – 8 of each type" (five types), named in the
+# final scoring example ("Cotton ... Tobacco ... Sugar ... Coconut ... Coffee"). Which of them each
+# player sheet prints is player input (the ``sheet_goods`` event), not a setting.
 DEFAULT_GOODS: tuple[str, ...] = ("cotton", "tobacco", "sugar", "coconut", "coffee")
 
 # DEFAULT, a plausibility cap, not a printed value. "Each village and landscape tile has two
@@ -93,8 +94,6 @@ class Settings:
         out = []
         if self.time_markers == DEFAULT_TIME_MARKERS:
             out.append("time_markers")
-        if self.goods == DEFAULT_GOODS:
-            out.append("goods (every sheet prints all five)")
         for fam in UNCONFIRMED_TOKEN_USAGE:
             if self.token_usage.get(fam) == TOKEN_USAGE_DEFAULTS[fam]:
                 out.append(f"token_usage.{fam}")

@@ -221,7 +221,9 @@ class GameState:
             "skipped_phases": list(self.skipped),
             "last_action": self.last_action,
             "settings": self.settings.to_dict(),
-            "unconfirmed_settings": self.settings.unconfirmed(),
+            "unconfirmed_settings": self.settings.unconfirmed() + [
+                f"sheet goods of {p.name} (not entered: all {len(self.settings.goods)} assumed)"
+                for p in self.players.values() if p.sheet_goods is None],
             "events_applied": self.events_applied,
         }
 
@@ -379,6 +381,24 @@ def _action(state: GameState, e: dict) -> None:
     return phase_rules.describe_outcome(summary)
 
 
+def _sheet_goods(state: GameState, e: dict) -> str:
+    p = state.player(e["player"])
+    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL, what="entering a player sheet")
+    # "Each player starts with a production token of each type of good printed on his player
+    # sheet." Which goods a sheet prints is read off the sheet by the players.
+    goods = e["goods"]
+    unknown = [g for g in goods if g not in state.settings.goods]
+    if unknown:
+        raise MalformedEvent(
+            f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a good of this "
+            f"game; the goods are {', '.join(state.settings.goods)}"
+        )
+    if len(set(goods)) != len(goods):
+        raise MalformedEvent("a player sheet prints each good once: a good is listed twice")
+    p.print_sheet_goods(goods, state.settings.goods)
+    return f"{p.name} starts with production in {', '.join(goods) or 'no goods'}"
+
+
 def _chest_cashed(state: GameState, e: dict) -> None:
     p = state.player(e["player"])
     _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL, what="cashing a chest")
@@ -454,6 +474,7 @@ _APPLY = {
     "tray_read": _tray_read,
     "bump_read": _bump_read,
     "action": _action,
+    "sheet_goods": _sheet_goods,
     "chest_cashed": _chest_cashed,
     "token_used": _token_used,
     "round_ended": _round_ended,

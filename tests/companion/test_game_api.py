@@ -256,3 +256,13 @@ def test_a_game_exports_as_a_replayable_jsonl_file(table, tmp_path):
     assert len(response.data.decode().splitlines()) == game["seq"]
     assert replay([str(path)]) == 0
     assert client.get("/api/game/999/events.jsonl").status_code == 404
+
+
+def test_a_phone_enters_the_goods_printed_on_a_player_sheet(table):
+    _, client, _ = table
+    game = start(client)
+    response = send(client, game, {"type": "sheet_goods", "player": "Eva",
+                                   "goods": ["cotton", "sugar"]})
+    assert response.status_code == 200, response.get_json()
+    eva = response.get_json()["state"]["players"][0]
+    assert eva["sheet_goods"] == ["cotton", "sugar"] and eva["production"]["coffee"] == 0

@@ -120,6 +120,7 @@ def test_every_event_type_describes_itself():
     samples = {
         "bump_read": {"tray": {"red": 1}},
         "tray_corrected": {"target": 5, "tray": {"red": 1}},
+        "sheet_goods": {"player": "a", "goods": []},
         "chest_cashed": {"player": "a"},
         "token_used": {"player": "a", "token": "gold3"},
         "round_ended": {},

@@ -11,7 +11,14 @@ import json
 import pytest
 from amerigo_helpers import act, arrange, new_game, player, read
 
-from companion.amerigo.errors import LimitReached, NotEnough, NotOnOffer, RulesError
+from companion.amerigo.errors import (
+    LimitReached,
+    MalformedEvent,
+    NotEnough,
+    NotOnOffer,
+    RulesError,
+    UnknownPlayer,
+)
 from companion.amerigo.islands import Island
 from companion.amerigo.players import Token
 
@@ -252,3 +259,62 @@ def test_known_pirate_markers_are_checked_exactly():
     _to_round_end(g)
     g.command({"type": "round_ended"})
     refused(g, {"type": "pirate_revealed", "value": 4}, LimitReached, "show 2, 3, 5, 6$")
+
+
+def _sheet(name, *goods):
+    return {"type": "sheet_goods", "player": name, "goods": list(goods)}
+
+
+def test_the_goods_printed_on_each_player_sheet_are_entered_per_player():
+    """"Note: Each player starts with a production token of each type of good printed on his
+    player sheet." and "Remember that each player starts with one production token of each type
+    of good printed on his player sheet" -- which goods a sheet prints is read off that sheet, per
+    player; until it is entered every good is assumed (and reported as unconfirmed)."""
+    g = new_game(players=["a", "b"])
+    unconfirmed = g.state_dict()["unconfirmed_settings"]
+    assert "sheet goods of a (not entered: all 5 assumed)" in unconfirmed
+    assert player(g, "a")["production"] == dict.fromkeys(
+        ["cotton", "tobacco", "sugar", "coconut", "coffee"], 1)
+    read(g, blue=1, yellow=5)
+    act(g, "a", "yellow", production=[{"good": "cotton", "cost": 2}])
+    g.command(_sheet("a", "cotton", "sugar"))
+    assert player(g, "a")["production"] == {"cotton": 2, "tobacco": 0, "sugar": 1, "coconut": 0,
+                                            "coffee": 0}
+    assert player(g, "a")["sheet_goods"] == ["cotton", "sugar"]
+    assert player(g, "b")["production"]["coffee"] == 1  # b's sheet is not a's
+    unconfirmed = g.state_dict()["unconfirmed_settings"]
+    assert not any("sheet goods of a" in x for x in unconfirmed)
+    assert any("sheet goods of b" in x for x in unconfirmed)
+    # a wrong entry is corrected by entering the sheet again; the bought token stays
+    g.command(_sheet("a", "coffee"))
+    assert player(g, "a")["production"] == {"cotton": 1, "tobacco": 0, "sugar": 0, "coconut": 0,
+                                            "coffee": 1}
+    g.state.players["a"].commodities.update(cotton=3, coffee=2)
+    sheet = next(s for s in g.score_sheet()["players"] if s["player"] == "a")
+    assert sheet["goods"]["per_good"]["cotton"] == 3 and sheet["goods"]["per_good"]["coffee"] == 2
+    assert g.history()[-1]["text"] == (
+        "a's player sheet prints coffee (one production token of each)")
+
+
+@pytest.mark.parametrize(("cmd", "error", "match"), [
+    (_sheet("a", "tea"), MalformedEvent,
+     "tea is not a good of this game; the goods are cotton, tobacco, sugar, coconut, coffee"),
+    (_sheet("a", "sugar", "sugar"), MalformedEvent, "each good once"),
+    (_sheet("zed", "sugar"), UnknownPlayer, "'zed' is not a player"),
+])
+def test_a_sheet_that_cannot_be_is_refused_in_words(cmd, error, match):
+    g = new_game(players=["a", "b"])
+    refused(g, cmd, error, match)
+
+
+def test_old_logs_without_sheet_goods_still_load_and_score_the_same():
+    """Logs written before the sheets were entered per player keep every good printed."""
+    from pathlib import Path
+
+    from companion.amerigo.game import Game
+
+    path = Path(__file__).resolve().parents[2] / "companion/amerigo/examples/game-2p.jsonl"
+    game = Game.from_events([json.loads(x) for x in path.read_text().splitlines()])
+    for p in game.state_dict()["players"]:
+        assert p["sheet_goods"] is None and min(p["production"].values()) >= 1
+    assert game.score_sheet()["winner"] == "Eva"
