@@ -65,10 +65,22 @@ class Ledger:
         return dropped
 
     def read_tray(self, tray: dict[str, int]) -> None:
-        """"Place all the cubes that land in the tray in the action space"."""
-        self._take_from_tower(tray, "the tray")
+        """"Place all the cubes that land in the tray in the action space".
+
+        ``tray`` is the whole tray, as a picture shows it. Cubes a bump let fall since the drop lie
+        in it too, but they are not this phase's: "leave the cubes in the tray until the start of
+        the next phase". So the reading must still show them, and only the rest is the action.
+        """
+        missing = [f"{self.tray[c]} {c}" for c in COLOURS if tray.get(c, 0) < self.tray[c]]
+        if missing:
+            raise LimitReached(
+                f"the reading leaves out {', '.join(missing)} that fell out early (a bump) and "
+                "stay in the tray until the next phase: read the whole tray, or correct the bump"
+            )
+        dropped = {c: tray.get(c, 0) - self.tray[c] for c in COLOURS}
+        self._take_from_tower(dropped, "this phase's drop")
         for c in COLOURS:
-            self.action[c] += tray.get(c, 0)
+            self.action[c] += dropped[c]
 
     def bump(self, tray: dict[str, int]) -> None:
         """Cubes fell out "at an inappropriate time": "leave the cubes in the tray"."""
@@ -83,8 +95,9 @@ class Ledger:
             self.action[c] = 0
 
     def bounds(self) -> dict[str, int]:
-        """Most cubes of each colour a tray reading can show now: those inside the tower."""
-        return dict(self.tower)
+        """Most cubes of each colour a tray picture can show now: those inside the tower, plus
+        bumped cubes still lying in the tray."""
+        return {c: self.tower[c] + self.tray[c] for c in COLOURS}
 
     def check(self) -> None:
         """Every cube in exactly one place: 7 per colour, 49 in all."""

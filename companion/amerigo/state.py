@@ -246,7 +246,8 @@ class GameState:
         return [EXPECTS[self.stage]]
 
     def vision_bounds(self) -> dict[str, int] | None:
-        """Per colour, the most cubes a tray picture can show now: the cubes inside the tower."""
+        """Per colour, the most cubes a tray picture can show now: the cubes inside the tower and
+        bumped cubes still lying in the tray."""
         return self.ledger.bounds()
 
     def _offer(self) -> dict | None:
@@ -363,7 +364,10 @@ def _tray_read(state: GameState, e: dict) -> None:
 def _bump_read(state: GameState, e: dict) -> None:
     if state.stage == SETUP and not state.setup_drop_done:
         raise WrongStage("a bump before the set-up drop: read the set-up drop instead")
-    _need(state, SETUP, ACTIONS, ROUND_END, PIRATE, what="recording a bump")
+    # "If cubes fall out of the tower at an inappropriate time (e.g., someone bumps the table),
+    # leave the cubes in the tray until the start of the next phase." -- at any time in play,
+    # also after a phase's drop and before its reading (``Ledger.read_tray`` keeps them apart).
+    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, what="recording a bump")
     state.ledger.bump(e["tray"])
 
 

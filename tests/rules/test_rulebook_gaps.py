@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from amerigo_helpers import act, arrange, new_game, player, read
+from amerigo_helpers import act, arrange, counts, new_game, player, read
 
 from companion.amerigo.errors import (
     LimitReached,
@@ -318,3 +318,42 @@ def test_old_logs_without_sheet_goods_still_load_and_score_the_same():
     for p in game.state_dict()["players"]:
         assert p["sheet_goods"] is None and min(p["production"].values()) >= 1
     assert game.score_sheet()["winner"] == "Eva"
+
+
+def test_a_bump_after_the_drop_but_before_the_reading():
+    """"If cubes fall out of the tower at an inappropriate time (e.g., someone bumps the table),
+    leave the cubes in the tray until the start of the next phase. Drop these cubes into the tower
+    along with the cubes on the appropriate storage space for this phase." -- also when the table
+    is bumped after this phase's drop, before the tray is read: those cubes are not this phase's."""
+    g = new_game(players=["a", "b"])  # blue phase: the 7 blue cubes were dropped
+    g.command({"type": "bump_read", "tray": counts(red=1, white=1)})
+    st = g.state_dict()
+    assert st["stage"] == "tray" and st["cubes"]["tray"] == counts(red=1, white=1)
+    assert st["vision_bounds"]["red"] == 7  # a picture shows the bumped red cube too
+    # the reading is of the whole tray; leaving the bumped cubes out is refused in words
+    refused(g, {"type": "tray_read", "tray": counts(blue=3)}, LimitReached,
+            "the reading leaves out 1 red, 1 white that fell out early \\(a bump\\) and stay in "
+            "the tray until the next phase")
+    read(g, blue=3, red=2, white=1)
+    st = g.state_dict()
+    assert st["cubes"]["action_space"] == counts(blue=3, red=1)  # no white joker from the bump
+    assert st["offer"]["actions"] == ["blue", "red"] and st["offer"]["ap"] == 3
+    assert st["cubes"]["tray"] == counts(red=1, white=1)
+    act(g, "a", "gold")
+    act(g, "b", "gold")
+    # next phase (red: the blue and red cubes went to storage, black is empty): the bumped cubes
+    # are dropped with the red storage cube
+    st = g.state_dict()
+    assert st["phase"] == "red" and st["cubes"]["tray"] == counts()
+    assert st["cubes"]["tower"]["white"] == 7 and st["cubes"]["tower"]["red"] == 7
+
+
+def test_a_reading_of_only_the_bumped_cubes_skips_the_phase():
+    """"If a storage space is empty or no cubes fall out of the tower, skip this phase" -- the
+    bumped cubes lying in the tray did not fall out in this phase's drop."""
+    g = new_game(players=["a", "b"], tray=counts(blue=7, black=2))
+    g.command({"type": "bump_read", "tray": counts(yellow=2)})
+    read(g, yellow=2)
+    st = g.state_dict()
+    assert st["phase"] == "black" and st["skipped_phases"][-1]["why"] == "no cubes out"
+    assert st["cubes"]["tower"]["yellow"] == 7  # dropped again with the black cubes
