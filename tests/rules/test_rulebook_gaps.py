@@ -357,3 +357,33 @@ def test_a_reading_of_only_the_bumped_cubes_skips_the_phase():
     st = g.state_dict()
     assert st["phase"] == "black" and st["skipped_phases"][-1]["why"] == "no cubes out"
     assert st["cubes"]["tower"]["yellow"] == 7  # dropped again with the black cubes
+
+
+def test_a_track_end_of_unknown_length_does_not_lose_the_2_gold():
+    """"If a player's disc reaches or has reached the end of the cannon, progress or special action
+    track without the player being able to use all available action points that phase, he receives
+    2 gold, no matter how many action points he forfeits." -- with the track's length unknown, a
+    disc that reaches the end must say how far it moved, or the leftover AP (and the gold) would
+    silently count as used."""
+    g = new_game(players=["a", "b"])
+    read(g, blue=2, brown=4, white=1)
+    arrange(g, "a", gold=0)
+    msg = refused(g, {"type": "action", "player": "a", "choice": "brown", "at_end": True},
+                  MalformedEvent, "the progress track's length is not set, so say how many "
+                  "spaces a's disc moved before it reached the end \\(AP spent, of 4\\)")
+    assert "2 gold" in msg
+    act(g, "a", "brown", ap=1, at_end=True)
+    assert (player(g, "a")["progress"], player(g, "a")["gold"]) == (1, 2)
+    arrange(g, "b", gold=0)
+    refused(g, {"type": "action", "player": "b", "choice": "white", "at_end": True},
+            MalformedEvent, "the special action track's length is not set")
+    act(g, "b", "white", advance=3, at_end=True)
+    assert (player(g, "b")["special_track"], player(g, "b")["gold"]) == (3, 2)
+    read(g, brown=4, white=1)  # b is first now
+    # a disc already at the end: nothing to say, the 2 gold come again
+    act(g, "b", "white")
+    assert player(g, "b")["gold"] == 2 + 2
+    # using every AP exactly up to the end wastes none: no gold (said explicitly)
+    arrange(g, "a", progress_at_end=False)
+    act(g, "a", "brown", ap=4, at_end=True)
+    assert (player(g, "a")["progress"], player(g, "a")["gold"]) == (5, 2)
