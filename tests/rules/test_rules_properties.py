@@ -1,8 +1,10 @@
 """Property tests: random command sequences, legal and illegal, never break the invariants.
 
 Invariants: the 49 cubes are conserved (7 per colour, each in exactly one place), VP >= 0,
-0 <= gold <= 12, 0 <= cannons <= 12; a refused command changes nothing; undo followed by redo
-(undo of the undo) gives back the same state; the log replays to the same state.
+0 <= gold <= 12, 0 <= cannons <= 12, at most 6 trading posts of one player on one island (the
+completion table's last row), no more production tokens bought than the player count puts in the
+game, no negative production; a refused command changes nothing; undo followed by redo (undo of
+the undo) gives back the same state; the log replays to the same state.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def check_invariants(g: Game) -> None:
     for p in s.players.values():
         assert p.vp >= 0 and 0 <= p.gold <= 12 and 0 <= p.cannons <= 12
         assert p.posts_total <= 12
+        assert min(p.production.values()) >= 0
+    for island in s.islands.values():
+        assert max(island.posts.values(), default=0) <= 6
+    assert sum(s.production_bought.values()) <= {2: 30, 3: 40, 4: 50}[len(s.players)]
 
 
 def small_counts(draw, hi=3):
@@ -73,7 +79,7 @@ def action_command(draw, g: Game) -> dict:
     if choice == "green":
         cmd["build"] = [{"island": draw(st.sampled_from(ISLANDS)),
                          "tile": draw(st.sampled_from(["village", "landscape"])),
-                         "vp": draw(st.integers(0, 6)),
+                         "vp": draw(st.integers(0, 14)),
                          **({"size": draw(st.integers(1, 3))} if draw(st.booleans()) else {})}
                         for _ in range(draw(st.integers(0, 2)))]
         if draw(st.booleans()):
@@ -104,7 +110,8 @@ def next_command(draw, g: Game) -> dict:
     noise = draw(st.integers(0, 9)) == 0
     kind = draw(st.sampled_from(
         ["tray_read", "bump_read", "action", "round_ended", "pirate_revealed", "chest_cashed",
-         "token_used", "undo", "redo", "tray_corrected", "final_scoring", "malformed"]))
+         "token_used", "undo", "redo", "tray_corrected", "final_scoring", "sheet_goods",
+         "malformed"]))
     if not noise:
         kind = {"tray": "tray_read", "actions": "action", "round_end": "round_ended",
                 "pirate": "pirate_revealed", "final": "final_scoring"}.get(s.stage, kind)
@@ -115,7 +122,7 @@ def next_command(draw, g: Game) -> dict:
             kind = "redo"
         elif roll in (2, 3):
             kind = draw(st.sampled_from(["bump_read", "chest_cashed", "token_used",
-                                         "tray_corrected"]))
+                                         "tray_corrected", "sheet_goods"]))
     names = [*s.players, "ghost"]
     if kind == "tray_read":
         if noise:
@@ -129,12 +136,15 @@ def next_command(draw, g: Game) -> dict:
     if kind == "round_ended":
         return {"type": "round_ended"}
     if kind == "pirate_revealed":
-        return {"type": "pirate_revealed", "value": draw(st.integers(0, 6))}
+        return {"type": "pirate_revealed", "value": draw(st.integers(0, 14))}
     if kind == "chest_cashed":
         return {"type": "chest_cashed", "player": draw(st.sampled_from(names))}
     if kind == "token_used":
         return {"type": "token_used", "player": draw(st.sampled_from(names)),
                 "token": draw(st.sampled_from(["gold3", "gold5", "vp7"]))}
+    if kind == "sheet_goods":
+        return {"type": "sheet_goods", "player": draw(st.sampled_from(names)),
+                "goods": draw(st.lists(st.sampled_from([*GOODS, "tea"]), max_size=3))}
     if kind == "undo":
         return {"type": "undo"}
     if kind == "redo":
@@ -154,7 +164,8 @@ def next_command(draw, g: Game) -> dict:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_commands_keep_the_invariants(data):
-    g = new_game(players=data.draw(st.sampled_from([["a", "b"], ["a", "b", "c", "d"]])),
+    seats = [["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"]]
+    g = new_game(players=data.draw(st.sampled_from(seats)),
                  tray={c: data.draw(st.integers(0, 7)) for c in COLOURS})
     check_invariants(g)
     for _ in range(data.draw(st.integers(10, 400))):
