@@ -56,10 +56,14 @@ class Game:
         """
         if isinstance(raw, dict) and "v" not in raw:
             raw = {"v": 1, **raw}
-        return self.apply(raw)
+        return self.apply(raw, strict=True)
 
-    def apply(self, raw: dict[str, Any] | str) -> dict:
-        """Like ``command`` but for a stored event: the version field "v" is required."""
+    def apply(self, raw: dict[str, Any] | str, *, strict: bool = False) -> dict:
+        """Like ``command`` but for a stored event: the version field "v" is required.
+
+        ``strict`` (what ``command`` uses) adds the checks a stored log may predate
+        (``GameState.strict``).
+        """
         e = parse_event(raw)
         if e["type"] == "undo" and "target" not in e:
             active = [*list(self._res.active), True]
@@ -70,7 +74,9 @@ class Game:
             state, res = fold([*self._events, e], self._base)
         else:
             state = self._state.copy()
+            state.strict = strict
             apply_event(state, e, len(self._events) + 1)
+            state.strict = False
             res = Resolution([*self._res.active, True], dict(self._res.targets),
                              dict(self._res.corrected))
         self._events.append(e)

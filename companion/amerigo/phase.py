@@ -267,15 +267,18 @@ def _track_end_gold(p: Player, at_end: bool, used: int, available: int) -> int:
     return 0
 
 
-def _spaces_needed(p: Player, e: dict, track: str, was_at_end: bool, fields: tuple[str, ...],
-                   available: int) -> None:
+def _spaces_needed(state: GameState, p: Player, e: dict, track: str, was_at_end: bool,
+                   fields: tuple[str, ...], available: int) -> None:
     """On a track of unknown length, a disc that reaches the end now must say how far it moved.
 
     Otherwise "all AP" would be assumed spent and the 2 gold for AP the end of the track wasted
     would be lost without a word ("If a player's disc reaches ... the end of the cannon, progress
     or special action track without the player being able to use all available action points
-    that phase, he receives 2 gold").
+    that phase, he receives 2 gold"). Logs stored before this check may hold such an action (the
+    phone sent it when the AP field was left empty): they load as they were played, all AP spent.
     """
+    if not state.strict:
+        return
     if e.get("at_end") and not was_at_end and not any(f in e for f in fields):
         raise MalformedEvent(
             f"the {track} track's length is not set, so say how many spaces {p.name}'s disc moved "
@@ -369,7 +372,7 @@ def _brown(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
                                  f"at_end is {str(at_end).lower()}")
     else:
         # Track length unknown (printed on the sheet): the player says when his disc is at the end.
-        _spaces_needed(p, e, "progress", p.progress_at_end, ("ap",), available)
+        _spaces_needed(state, p, e, "progress", p.progress_at_end, ("ap",), available)
         moved = 0 if p.progress_at_end else ap
         at_end = p.progress_at_end or e.get("at_end", False)
     p.progress = old + moved
@@ -509,7 +512,8 @@ def _white(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         moved = min(spaces, s.special_track_length - old)
         at_end = old + moved >= s.special_track_length
     else:
-        _spaces_needed(p, e, "special action", p.special_at_end, ("advance", "ap"), available)
+        _spaces_needed(state, p, e, "special action", p.special_at_end, ("advance", "ap"),
+                       available)
         moved = 0 if p.special_at_end else spaces
         at_end = p.special_at_end or e.get("at_end", False)
     p.special_at_end = at_end

@@ -92,6 +92,10 @@ class GameState:
     final_inputs: dict[str, dict] = field(default_factory=dict)
     events_applied: int = 0
     outcomes: dict[int, str] = field(default_factory=dict)  # event number -> what it brought about
+    # True only while a new command from the table is tried (``Game.command``): a few checks were
+    # added after logs were stored that do not meet them, and a stored log must still load with
+    # what it meant then (see ``phase._spaces_needed``).
+    strict: bool = False
 
     def copy(self) -> GameState:
         return copy.deepcopy(self)

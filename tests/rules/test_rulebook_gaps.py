@@ -7,6 +7,7 @@ engine to. A refused command must change nothing and say why in words a player u
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from amerigo_helpers import act, arrange, counts, new_game, player, read
@@ -19,6 +20,7 @@ from companion.amerigo.errors import (
     RulesError,
     UnknownPlayer,
 )
+from companion.amerigo.game import Game
 from companion.amerigo.islands import Island
 from companion.amerigo.players import Token
 
@@ -309,10 +311,6 @@ def test_a_sheet_that_cannot_be_is_refused_in_words(cmd, error, match):
 
 def test_old_logs_without_sheet_goods_still_load_and_score_the_same():
     """Logs written before the sheets were entered per player keep every good printed."""
-    from pathlib import Path
-
-    from companion.amerigo.game import Game
-
     path = Path(__file__).resolve().parents[2] / "companion/amerigo/examples/game-2p.jsonl"
     game = Game.from_events([json.loads(x) for x in path.read_text().splitlines()])
     for p in game.state_dict()["players"]:
@@ -387,3 +385,16 @@ def test_a_track_end_of_unknown_length_does_not_lose_the_2_gold():
     arrange(g, "a", progress_at_end=False)
     act(g, "a", "brown", ap=4, at_end=True)
     assert (player(g, "a")["progress"], player(g, "a")["gold"]) == (5, 2)
+
+
+def test_a_stored_track_end_without_the_spaces_still_loads_as_it_was_played():
+    """Logs stored before the check: the phone sent "at_end" with the AP field left empty. They load
+    (all AP spent, as the engine counted it then); only a new command must say the spaces."""
+    g = new_game(players=["a", "b"])
+    read(g, blue=2, brown=4)
+    events = [*g.events, {"v": 1, "type": "action", "player": "a", "choice": "brown",
+                          "at_end": True}]
+    old = Game.from_events(events)
+    assert (player(old, "a")["progress"], player(old, "a")["progress_at_end"]) == (4, True)
+    refused(old, {"type": "action", "player": "b", "choice": "brown", "at_end": True},
+            MalformedEvent, "the progress track's length is not set")
