@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from fake_detector import FakeDetector, demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from table_access import playing
 
 import vision.detector
 from firmware.config import Config, with_overrides
@@ -102,7 +103,7 @@ def test_one_model_is_loaded_at_start_and_every_reading_uses_it(device):
     shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
     assert device.watcher.step() is True
     assert len(fake.calls) == 1
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     assert client.post("/api/calibrate/empty").status_code == 200
     assert len(fake.calls) == 2
     assert client.post("/api/calibrate/corners", json={"corners": [
@@ -184,7 +185,7 @@ def test_a_refused_button_press_is_shown_not_raised(device):
 
 def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
     device, frames, _ = device
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     refused = client.post("/api/calibrate/empty")
     assert refused.status_code == 409 and "no picture" in refused.get_json()["error"]
     shutil.copy(DEMO_DIR / "empty.jpg", frames / "empty-now.jpg")
