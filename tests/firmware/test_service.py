@@ -269,3 +269,35 @@ def test_the_demo_replay_never_writes_a_reference_for_the_real_camera(tmp_path, 
         assert not (tmp_path / "empty.jpg").exists()
     finally:
         device.stop()
+
+
+def test_the_table_code_is_kept_with_the_game_data_across_a_restart(tmp_path, factory, fake):
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    first = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    code = first.table_code.value
+    first.stop()
+    factory.reset()
+    again = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    try:
+        assert again.table_code.value == code
+        assert (tmp_path / "data" / "table-code").read_text().strip() == code
+    finally:
+        again.stop()
+
+
+def test_the_app_answers_to_the_machines_name_and_the_configured_ones(tmp_path, factory, fake):
+    import socket
+
+    server = replace(Config().server, allowed_hosts=("cubetower.club.lan",))
+    config = with_overrides(replace(Config(), server=server), data_dir=str(tmp_path))
+    device = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    try:
+        client = device.app().test_client()
+        for host in (socket.gethostname(), f"{socket.gethostname()}.local:8000",
+                     "cubetower.club.lan:8000", "10.0.0.7:8000"):
+            assert client.get("/api/health", headers={"Host": host}).status_code == 200, host
+        assert client.get("/api/health", headers={"Host": "rebound.example"}).status_code == 403
+        refused = client.post("/api/tray/read")
+        assert refused.status_code == 403 and refused.get_json()["join"] is True
+    finally:
+        device.stop()
