@@ -8,13 +8,16 @@ without anyone remembering to guard it:
 - a write (any method but GET, HEAD, OPTIONS) must come from the device's own page, not from
   another site a player has open (``Origin``, ``Sec-Fetch-Site``), and must carry the table
   code in the ``X-Table-Code`` header;
+- guessing is slow: an address that sent too many wrong codes is told to wait;
 - every answer carries the usual browser security headers.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -80,12 +83,65 @@ class HostNames:
         return any(n.startswith("*.") and name.endswith(n[1:]) for n in self.names)
 
 
+class Throttle:
+    """At most ``limit`` wrong codes per ``window`` seconds from one address, then it waits.
+
+    Why: 31 ** 6 codes are many, but a script on the club's Wi-Fi could try hundreds a second;
+    at 10 a minute guessing takes centuries. While an address waits even the right code is
+    refused, or the refusals would still tell a guesser which code is right."""
+
+    def __init__(
+        self, limit: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ):
+        self.limit = limit
+        self.window = window
+        self._clock = clock
+        self._wrong: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, address: str, now: float) -> list[float]:
+        times = [t for t in self._wrong.get(address, ()) if now - t < self.window]
+        if times:
+            self._wrong[address] = times
+        else:
+            self._wrong.pop(address, None)
+        return times
+
+    def wait(self, address: str) -> float:
+        """Seconds this address must wait before its next code is looked at (0: none)."""
+        with self._lock:
+            now = self._clock()
+            times = self._recent(address, now)
+            return self.window - (now - times[-self.limit]) if len(times) >= self.limit else 0.0
+
+    def wrong(self, address: str) -> None:
+        with self._lock:
+            now = self._clock()
+            if len(self._wrong) > 1000:  # forget quiet addresses so a flood cannot fill memory
+                for other in list(self._wrong):
+                    self._recent(other, now)
+            times = self._recent(address, now)
+            times.append(now)
+            self._wrong[address] = times
+
+
 @dataclass(frozen=True)
 class AccessPolicy:
     """What the app checks a request against: the table's code and the names it answers to."""
 
     code: TableCode
     hosts: HostNames = field(default_factory=HostNames)
+    throttle: Throttle = field(default_factory=Throttle)
+
+    def judge(self, offered: str | None, address: str) -> str | None:
+        """None when ``offered`` is the table's code; otherwise ``"wait"`` or ``"wrong"``."""
+        if self.throttle.wait(address) > 0:
+            return "wait"
+        if self.code.matches(offered):
+            return None
+        if offered:
+            self.throttle.wrong(address)
+        return "wrong"
 
 
 def cross_site(host: str) -> str | None:
@@ -111,6 +167,16 @@ def refuse(reason: str, *, join: bool = False) -> tuple[Response, int]:
     return jsonify(body), 403
 
 
+def too_many(seconds: float) -> tuple[Response, int]:
+    wait = max(1, round(seconds))
+    response = jsonify(
+        error=f"too many wrong table codes from this phone: wait {wait} s and try again",
+        kind="AccessError",
+    )
+    response.headers["Retry-After"] = str(wait)
+    return response, 429
+
+
 def install_access(app: Flask, policy: AccessPolicy, hub: Hub | None = None) -> None:
     """Guard every request of ``app``, and add the two endpoints a phone joins with."""
 
@@ -134,7 +200,10 @@ def install_access(app: Flask, policy: AccessPolicy, hub: Hub | None = None) -> 
                 "plays, and in the device's terminal) or scan the table's QR code to play",
                 join=True,
             )
-        if not policy.code.matches(offered):
+        verdict = policy.judge(offered, request.remote_addr or "")
+        if verdict == "wait":
+            return too_many(policy.throttle.wait(request.remote_addr or ""))
+        if verdict == "wrong":
             return refuse(
                 "that table code is not (or no longer) this table's: ask a player for the "
                 "current one",
@@ -151,7 +220,13 @@ def install_access(app: Flask, policy: AccessPolicy, hub: Hub | None = None) -> 
     @app.get("/api/access")
     def access():
         """Whether the code this phone keeps still lets it play (watchers may ask too)."""
-        return jsonify(writer=policy.code.matches(request.headers.get(CODE_HEADER)))
+        offered = request.headers.get(CODE_HEADER)
+        if not offered:
+            return jsonify(writer=False)
+        verdict = policy.judge(offered, request.remote_addr or "")
+        if verdict == "wait":
+            return too_many(policy.throttle.wait(request.remote_addr or ""))
+        return jsonify(writer=verdict is None)
 
     @app.post("/api/access/new-code")
     def new_code():

@@ -253,3 +253,34 @@ def test_the_page_has_no_inline_script_or_handler(device):
     assert not re.search(r"<script(?![^>]*\bsrc=)", html)
     assert not re.search(r"\son[a-z]+\s*=", html)  # onclick=, onload=, ...
     assert not re.search(r"\sstyle\s*=", html)
+
+
+# -- guessing -----------------------------------------------------------------------------------
+def test_guessing_the_code_is_slowed_to_ten_tries_a_minute_per_address(tmp_path):
+    from companion.web.access import Throttle
+
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    now = [1000.0]
+    code = TableCode(tmp_path / "table-code", make=lambda: "K7RM2Q")
+    policy = AccessPolicy(code, throttle=Throttle(limit=10, window=60, clock=lambda: now[0]))
+    client = create_app(TrayBoard(store, hub), hub, DeviceHooks(read_now=lambda: None),
+                        access=policy).test_client()
+    guesser = {"REMOTE_ADDR": "192.168.1.66"}
+    for guess in range(10):
+        response = client.post("/api/tray/read", headers={"X-Table-Code": f"AAAA{guess:02d}"},
+                               environ_base=guesser)
+        assert response.status_code == 403
+    for path, method in (("/api/tray/read", client.post), ("/api/access", client.get)):
+        waiting = method(path, headers={"X-Table-Code": "K7RM2Q"}, environ_base=guesser)
+        assert waiting.status_code == 429  # even the right code: no oracle while it waits
+        assert "too many wrong table codes" in waiting.get_json()["error"]
+        assert waiting.headers["Retry-After"] == "60"
+    # the phones at the table (other addresses) are not held up
+    player = client.post("/api/tray/read", headers={"X-Table-Code": "k7rm2q"},
+                         environ_base={"REMOTE_ADDR": "192.168.1.20"})
+    assert player.status_code == 202
+    now[0] += 60
+    again = client.post("/api/tray/read", headers={"X-Table-Code": "K7RM2Q"}, environ_base=guesser)
+    assert again.status_code == 202
+    store.close()

@@ -51,18 +51,20 @@ window.CT = window.CT || {};
     return response;
   }
 
-  // Whether `candidate` (default: the kept code) still plays; only the answer for the code kept
-  // *now* counts, so a late answer about an older code cannot undo a newer one.
+  // Whether `candidate` (default: the kept code) still plays: true, false, or null when the
+  // device could not say (offline; too many wrong codes: told on the page). Only the answer for
+  // the code kept *now* counts, so a late answer about an older code cannot undo a newer one.
   async function check(candidate) {
     const asked = candidate === undefined ? memory : candidate;
     if (!asked) { show(); return false; }
     let writer = false;
     try {
       const response = await fetch("/api/access", { headers: { [HEADER]: asked } });
-      if (!response.ok) return false;
-      writer = (await response.json()).writer === true;
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) { show(body.error || response.statusText); return null; }
+      writer = body.writer === true;
     } catch (err) {
-      return false; // offline: keep what we have; the stream's reconnect checks again
+      return null; // offline: keep what we have; the stream's reconnect checks again
     }
     if (candidate !== undefined) return writer;
     if (memory === asked && !writer) {
@@ -75,10 +77,11 @@ window.CT = window.CT || {};
   async function join(typed) {
     const candidate = normalise(typed);
     if (!candidate) { show("Enter the table code."); return; }
-    if (await check(candidate)) {
+    const writer = await check(candidate);
+    if (writer) {
       keep(candidate);
       show("");
-    } else {
+    } else if (writer === false) {
       show("That is not this table's code. Ask a player for it: it is shown on every phone that plays.");
     }
   }
