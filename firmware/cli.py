@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 from firmware.config import ConfigError, load_config, with_overrides
 
@@ -128,7 +129,8 @@ def lan_addresses() -> list[str]:
     return found
 
 
-def print_url(host: str, port: int, out=sys.stdout) -> str:
+def print_url(host: str, port: int, out=sys.stdout, code: str | None = None) -> str:
+    """The address phones open, and with ``code`` the join line and a QR code that joins."""
     if host in ("0.0.0.0", "", "::"):
         addresses = lan_addresses() or ["127.0.0.1"]
         url_host = addresses[0]
@@ -137,16 +139,26 @@ def print_url(host: str, port: int, out=sys.stdout) -> str:
     url = f"http://{url_host}:{port}/"
     print(f"\ncubetower is running. Open {url} on a phone on the same network", file=out)
     print(f"(or http://{socket.gethostname()}.local:{port}/ where mDNS works):\n", file=out)
+    print_join(url, code, out)
+    return url
+
+
+def print_join(url: str, code: str | None, out=sys.stdout) -> None:
+    """``join code: <code>`` and a QR code of the page with the code in it: scanning joins."""
+    link = url
+    if code:
+        print(f"join code: {code}", file=out)
+        print("Scan this to join the table (phones without the code only watch):", file=out)
+        link = f"{url}?{urlencode({'code': code})}"
     try:
         import qrcode
 
-        code = qrcode.QRCode(border=1)
-        code.add_data(url)
-        code.print_ascii(out=out, invert=True)
-    except Exception as exc:  # a QR code is a nicety; the URL above is enough
+        qr = qrcode.QRCode(border=1)
+        qr.add_data(link)
+        qr.print_ascii(out=out, invert=True)
+    except Exception as exc:  # a QR code is a nicety; the URL and the code above are enough
         print(f"(no QR code: {exc})", file=out)
     out.flush()
-    return url
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -186,7 +198,8 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return 2
     device.start()
-    print_url(config.server.host, server.effective_port)
+    url = print_url(config.server.host, server.effective_port, code=device.table_code.value)
+    device.table_code.on_change(lambda code: print_join(url, code))  # the log says why
 
     def shut_down(signum, _frame):
         # Leave waitress's loop from the main thread; closing its sockets from inside the

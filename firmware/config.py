@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 import types
 import typing
@@ -15,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from firmware.panel import PanelConfig, PanelConfigError
+
+LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+HOST_NAME = re.compile(rf"(\*\.)?{LABEL}(\.{LABEL})*")  # for [server] allowed_hosts
 
 
 class ConfigError(ValueError):
@@ -31,6 +35,9 @@ class ServerConfig:
     host: str = "0.0.0.0"
     port: int = 8000
     threads: int = 24  # each open phone holds one thread for its live stream
+    # names the phone app answers to besides its addresses, localhost, *.local and its host
+    # name (any other Host is refused: DNS rebinding); "*.club.lan" allows every name under it
+    allowed_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,10 @@ class Config:
 
 
 def _check_value(where: str, name: str, expected, value):
+    if typing.get_origin(expected) is tuple:  # tuple[str, ...]: a TOML list of strings
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: '{name}' must be a list of strings, got {value!r}")
+        return tuple(value)
     if isinstance(expected, types.UnionType) or typing.get_origin(expected) is typing.Union:
         expected = tuple(typing.get_args(expected))
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
@@ -120,7 +131,14 @@ def load_config(path: str | Path | None) -> Config:
     config = build(Config, data, str(path))
     if not 1 <= config.server.port <= 65535:
         raise ConfigError(f"{path} [server]: port must be 1-65535, got {config.server.port}")
+    for name in config.server.allowed_hosts:
+        if not HOST_NAME.fullmatch(name):
+            raise ConfigError(
+                f"{path} [server]: allowed_hosts: {name!r} is not a host name "
+                "(a name such as \"cubetower.club.lan\" or \"*.club.lan\"; no scheme or port)"
+            )
     return config
+
 
 
 def with_overrides(config: Config, **flags) -> Config:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +23,9 @@ from companion.amerigo import RulesError
 from companion.hub import Hub
 from companion.store import Store, StoreError
 from companion.table import GameTable, TableError
+from companion.table_code import TableCode
 from companion.tray import TrayBoard
+from companion.web.access import AccessPolicy, HostNames
 from companion.web.app import DeviceHooks, create_app
 from firmware.config import Config
 from firmware.panel import NullPanel, Panel, open_panel
@@ -194,6 +197,7 @@ class Device:
     watcher: TrayWatcher
     panel: Panel | NullPanel
     session: SessionCalibration
+    table_code: TableCode  # what a phone needs to change the game
     detector: SharedDetector | None = None  # the one model every reading uses
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
@@ -303,7 +307,14 @@ class Device:
             camera_picture=self.camera_picture,
             calibration_status=self.session.status,
         )
-        return create_app(self.board, self.hub, hooks, self.table)
+        return create_app(self.board, self.hub, hooks, self.table, access=self.access_policy())
+
+    def access_policy(self) -> AccessPolicy:
+        """The table code, and the names the phone app answers to: this machine's own name (and
+        its .local name) and the configured ones, besides addresses, localhost and *.local."""
+        name = socket.gethostname()
+        names = [name, f"{name}.local", *self.config.server.allowed_hosts]
+        return AccessPolicy(self.table_code, HostNames.of(names))
 
 
 def build_device(
@@ -319,6 +330,7 @@ def build_device(
     camera = config.camera
     source = source or choose_source(camera.source, (camera.width, camera.height))
     store = Store(config.data_path / "cubetower.sqlite")
+    table_code = TableCode(config.data_path / "table-code")
     hub = Hub()
     board = TrayBoard(store, hub)
     table = GameTable(store, hub)
@@ -347,9 +359,13 @@ def build_device(
         pin_factory=pin_factory,
     )
     device = Device(
-        config, source, store, hub, board, table, watcher, mirror.panel, session, detector
+        config, source, store, hub, board, table, watcher, mirror.panel, session, table_code,
+        detector,
     )
     reader.on_reading = device.keep_if_empty
+    table_code.on_change(
+        lambda _: log.info("a phone asked for a new table code: the others watch until they join")
+    )
     table.on_change(device.learn_from_game)
     return device
 

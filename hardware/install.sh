@@ -225,6 +225,9 @@ fi
 
 ip_addr="$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | head -n 1 || true)"
 url="http://${ip_addr:-$(hostname).local}:$PORT/"
+# the service makes the table code at its first start: phones need it to play, not to watch
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$DATA_DIR/table-code" ] && break; sleep 1; done
+code="$(cat "$DATA_DIR/table-code" 2>/dev/null || true)"
 say "Done. The cubetower service is $state."
 cat <<EOF
 
@@ -233,11 +236,14 @@ Open this on a phone on the same Wi-Fi:
     $url
     (or http://$(hostname).local:$PORT/ where .local names work)
 
+join code: ${code:-(see: journalctl -u cubetower | grep 'join code')}
+Scan the QR code below to join the table (the code is in its link).
+
 Logs:     journalctl -u cubetower -f
 Restart:  sudo systemctl restart cubetower
 Settings: $CONF_FILE
 EOF
-as_user "$VENV/bin/python" - "$url" <<'EOF' 2>/dev/null || true
+as_user "$VENV/bin/python" - "$url${code:+?code=$code}" <<'EOF' 2>/dev/null || true
 import sys
 
 import qrcode

@@ -4,6 +4,7 @@ import shutil
 import time
 
 import pytest
+from table_access import playing
 
 from firmware.config import Config, with_overrides
 from firmware.service import build_device
@@ -25,7 +26,7 @@ def device(tmp_path):
 
 def test_copying_a_picture_in_gives_a_new_reading(device):
     device, frames = device
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     device.watcher.step()
     assert client.get("/api/tray").get_json()["frame_id"] is None
 
@@ -52,7 +53,7 @@ def test_copying_a_picture_in_gives_a_new_reading(device):
 
 def test_a_corrupt_picture_reports_an_error_and_a_good_one_recovers(device):
     device, frames = device
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     (frames / "a.jpg").write_bytes(b"\xff\xd8 half a jpeg")
     device.watcher.step()
     body = client.get("/api/tray").get_json()

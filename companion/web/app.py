@@ -1,7 +1,8 @@
 """The Flask app the players open on their phones.
 
-The app is handed everything it needs (the tray board, the update hub, and plain callables for what
-only the device can do) so it runs the same under waitress on the Pi and in Flask's test client.
+The app is handed everything it needs (the tray board, the update hub, plain callables for what
+only the device can do, and who may write) so it runs the same under waitress on the Pi and in
+Flask's test client. Every write needs the table code (``companion.web.access``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from companion.amerigo.offer import COLOURS
 from companion.hub import Hub
 from companion.table import GameTable
 from companion.tray import TrayBoard, empty_tray_body
+from companion.web.access import AccessPolicy, install_access
 from companion.web.game_api import game_blueprint
 
 log = logging.getLogger(__name__)
@@ -45,11 +47,13 @@ def create_app(
     hooks: DeviceHooks | None = None,
     table: GameTable | None = None,
     *,
+    access: AccessPolicy,
     keepalive_seconds: float = 15.0,
 ) -> Flask:
     hooks = hooks or DeviceHooks()
     app = Flask(__name__)
     app.json.sort_keys = False
+    install_access(app, access, hub)
 
     def tray_body() -> dict:
         return board.latest() or empty_tray_body()

@@ -1,4 +1,9 @@
-"""A real device on a folder source, served by the real waitress on a free local port."""
+"""A real device on a folder source, served by the real waitress on a free local port.
+
+The page's Content-Security-Policy allows no ``eval``: give ``wait_for_function`` a function
+(``"() => ..."``), not a bare expression, which Playwright would have to eval in the page. A phone
+plays only with the table code: open ``f"{url}/?code={device.table_code.value}"`` (the QR link).
+"""
 
 import threading
 

@@ -20,15 +20,21 @@ FIRST_TRAY = {"blue": 3, "white": 1}
 
 
 class Phone:
-    """One phone at the table: a page plus the JavaScript errors it has seen."""
+    """One phone at the table: a page plus the JavaScript errors (and refusals of the page's
+    Content-Security-Policy) it has seen. With ``code`` it joins as the QR code's link does."""
 
-    def __init__(self, browser, url):
+    def __init__(self, browser, url, code=None):
         self.url = url
         self.page = browser.new_page(viewport=PHONE)
         self.errors = []
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.goto(url)
-        self.page.wait_for_function("document.body.dataset.stage !== undefined")
+        self.page.on("console", self._console)
+        self.page.goto(f"{url}/?code={code}" if code else url)
+        self.page.wait_for_function("() => document.body.dataset.stage !== undefined")
+
+    def _console(self, message):
+        if "Content Security Policy" in message.text:
+            self.errors.append(message.text)
 
     def __getattr__(self, name):
         return getattr(self.page, name)
@@ -94,8 +100,8 @@ def set_counts(form, counts):
 
 
 def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
-    url, frames, _ = served
-    phone = Phone(browser, url)
+    url, frames, device = served
+    phone = Phone(browser, url, device.table_code.value)
     assert phone.title() == "New game"
 
     # Refused by the server: its message, verbatim, next to the button.
@@ -103,7 +109,10 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
     phone.click("text=Start the game")
     refusal = phone.locator(".refusal")
     refusal.wait_for()
-    expected = phone.request.post(f"{url}/api/game", data={"players": ["Ada"]}).json()["error"]
+    expected = phone.request.post(
+        f"{url}/api/game", data={"players": ["Ada"]},
+        headers={"X-Table-Code": device.table_code.value},
+    ).json()["error"]
     assert refusal.text_content() == expected
 
     phone.fill(".new-game input.player-name >> nth=1", "Ben")
@@ -118,7 +127,7 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
     # Set-up drop from the camera's reading.
     shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
     phone.wait_for_function(
-        "document.getElementById('now-reading').textContent.includes('Latest reading')",
+        "() => document.getElementById('now-reading').textContent.includes('Latest reading')",
         timeout=15000,
     )
     tray = phone.request.get(f"{url}/api/tray").json()
@@ -133,7 +142,7 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
     # The first pirate marker.
     phone.fill("#pirate-value", "2")
     phone.click("text=Reveal this pirate marker")
-    phone.wait_for_function("document.body.dataset.stage === 'tray'")
+    phone.wait_for_function("() => document.body.dataset.stage === 'tray'")
     state = game(url, phone)["state"]
     phase = state["phase"]
     assert phone.title() == f"Phase {phase} (round 1): drop the cubes"
@@ -179,7 +188,7 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
 def test_a_refused_command_shows_the_servers_message(served, browser):
     url, _, device = served
     snap = to_actions(device.table)
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     phone.click(".action-btn[data-colour='blue']")
     form = phone.locator(".action-form")
@@ -200,7 +209,7 @@ def test_a_refused_command_shows_the_servers_message(served, browser):
 def test_undo_then_redo(served, browser):
     url, _, device = served
     snap = to_actions(device.table)
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     phone.dblclick("button.gold-instead")  # a double tap sends once
     phone.wait_title("Ben's turn")
@@ -226,8 +235,8 @@ def test_undo_then_redo(served, browser):
 def test_two_phones_one_acts_the_other_follows_and_a_stale_one_is_told(served, browser):
     url, _, device = served
     to_actions(device.table)
-    a = Phone(browser, url)
-    b = Phone(browser, url)
+    a = Phone(browser, url, device.table_code.value)
+    b = Phone(browser, url, device.table_code.value)
     a.wait_title("Ada's turn")
     b.wait_title("Ada's turn")
 
@@ -268,7 +277,7 @@ def test_the_score_sheet_and_the_end_of_a_game(served, browser):
         command = {k: v for k, v in event.items() if k != "v"}
         snap = device.table.command(snap["id"], snap["seq"], command)
 
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Final scoring")
     assert phone.text_content("#score-note") == "(if the game ended now)"
     sheet = snap["score_sheet"]
@@ -296,7 +305,7 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     url, _, device = served
     snap = to_actions(device.table)
     target = snap["seq"]  # the tray_read is the latest event
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     line = phone.locator(f"#game-log li[data-n='{target}']")
     assert line.get_attribute("data-type") == "tray_read"
@@ -329,18 +338,18 @@ def test_round_end_pirates_and_the_next_marker(served, browser):
     url, _, device = served
     snap = example_game(device.table, 41)
     assert snap["state"]["stage"] == "round_end"
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     strength = snap["state"]["pirates"]["strength"]
     phone.wait_title(f"End round 1: pirates attack (strength {strength})")
     phone.click("button.end-round")
-    phone.wait_for_function("document.body.dataset.stage === 'pirate'")
+    phone.wait_for_function("() => document.body.dataset.stage === 'pirate'")
     attack = game(url, phone)["state"]["pirates"]["last_attack"]
     assert phone.text_content(".attack h3") == f"Pirates in round 1: strength {attack['strength']}"
     assert phone.locator(".attack tbody tr").count() == 4
     phone.shot("pirates")
     phone.fill("#pirate-value", "3")
     phone.click("text=Reveal this pirate marker")
-    phone.wait_for_function("document.body.dataset.stage === 'tray'")
+    phone.wait_for_function("() => document.body.dataset.stage === 'tray'")
     assert phone.title().endswith("(round 2): drop the cubes")
     phone.close()
 
@@ -350,7 +359,7 @@ def test_more_cash_a_chest(served, browser):
     snap = example_game(device.table, 78)
     dan = next(p for p in snap["state"]["players"] if p["name"] == "Dan")
     assert dan["treasure_chests"] == 1
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_seq(snap["seq"])
     phone.click("#more summary")
     phone.click("button.chest[data-player='Dan']")
@@ -367,7 +376,7 @@ def test_brown_token_then_use_the_gold_token(served, browser):
         {"type": "pirate_revealed", "value": 2},
         {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "white": 1}},
     ))
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     phone.click(".action-btn[data-colour='brown']")
     form = phone.locator(".action-form")
@@ -391,7 +400,7 @@ def test_a_phase_drop_read_by_the_camera(served, browser):
     url, frames, device = served
     snap = _game(device, ["Ada", "Ben"], ({"type": "setup_drop_read", "tray": SETUP_DROP},
                     {"type": "pirate_revealed", "value": 1}))
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Phase blue (round 1): drop the cubes")
     assert phone.locator("button.use-reading").is_disabled()  # nothing read yet
     shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
@@ -411,7 +420,7 @@ def test_vp_instead_of_an_action(served, browser):
     url, _, device = served
     snap = example_game(device.table, 14)
     offered = snap["state"]["options"]["Cleo"]["vp_instead"]
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Cleo's turn")
     assert phone.locator("#players thead th.turn").text_content() == "Cleo"
     button = phone.locator("button.vp-instead")
@@ -429,7 +438,7 @@ def test_plan_and_production_forms_send_their_rows(served, browser):
         {"type": "pirate_revealed", "value": 2},
         {"type": "tray_read", "tray": {"blue": 3, "red": 1, "yellow": 1, "white": 1}},
     ))
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     phone.click(".action-btn[data-colour='red']")
     form = phone.locator(".action-form")
@@ -463,7 +472,7 @@ def test_the_games_log_downloads_and_replays(served, browser, tmp_path):
 
     url, _, device = served
     snap = to_actions(device.table)
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_seq(snap["seq"])
     phone.click("#more summary")
     with phone.expect_download() as download:

@@ -10,11 +10,11 @@ pytestmark = pytest.mark.browser
 
 
 
-def _page_on(browser, url: str, frames, picture: str):
-    """A phone's page once the device has read ``picture`` (a demo frame) from the folder."""
+def _page_on(browser, url: str, frames, picture: str, code: str):
+    """A playing phone's page once the device has read ``picture`` (a demo frame)."""
     shutil.copy(DEMO_DIR / picture, frames / "a.jpg")
     page = browser.new_page()
-    page.goto(url)
+    page.goto(f"{url}/?code={code}")
     page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
     return page
 
@@ -23,14 +23,14 @@ def _wait_for_text(page, element_id: str, text: str, start: bool = False) -> Non
     """Wait (15 s at most) until the element's text starts with / includes ``text``."""
     how = "startsWith" if start else "includes"
     page.wait_for_function(
-        f"document.getElementById('{element_id}').textContent.{how}('{text}')", timeout=15000
+        f"() => document.getElementById('{element_id}').textContent.{how}('{text}')", timeout=15000
     )
 
 def test_page_updates_live_when_the_tray_changes(served, browser):
     url, frames, _ = served
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
     page.goto(url)
-    page.wait_for_function("document.getElementById('status').dataset.state !== 'starting'")
+    page.wait_for_function("() => document.getElementById('status').dataset.state !== 'starting'")
     assert page.text_content("#tray-caption").startswith("Waiting")
 
     shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")  # the tray changes: no reload
@@ -42,7 +42,7 @@ def test_page_updates_live_when_the_tray_changes(served, browser):
     assert page.text_content("#ap") == str(api["ap"])
     assert page.text_content("#gold") == str(api["gold"])
     assert page.text_content("#actions") == ", ".join(api["actions"])
-    page.wait_for_function("document.getElementById('tray-picture').naturalWidth > 0")
+    page.wait_for_function("() => document.getElementById('tray-picture').naturalWidth > 0")
     assert page.locator("#history li").count() >= 1
     page.screenshot(path=str(frames.parent / "phone.png"), full_page=True)
     page.close()
@@ -50,11 +50,11 @@ def test_page_updates_live_when_the_tray_changes(served, browser):
 
 def test_read_now_button_reads_again(served, browser):
     url, frames, device = served
-    page = _page_on(browser, url, frames, "drop02.jpg")
+    page = _page_on(browser, url, frames, "drop02.jpg", device.table_code.value)
     reads = device.watcher.reads
     page.click("#read-now")
     page.wait_for_function(
-        "document.querySelectorAll('#history li').length >= 2", timeout=15000
+        "() => document.querySelectorAll('#history li').length >= 2", timeout=15000
     )
     assert device.watcher.reads > reads
     page.close()
@@ -62,7 +62,7 @@ def test_read_now_button_reads_again(served, browser):
 
 def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
     url, frames, device = served
-    page = _page_on(browser, url, frames, "empty.jpg")
+    page = _page_on(browser, url, frames, "empty.jpg", device.table_code.value)
     page.click("summary:has-text('Calibrate')")
     page.click("#calibrate")
     _wait_for_text(page, "calibrate-result", "Saved", start=True)
@@ -73,11 +73,11 @@ def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
 def test_tray_corners_tapped_on_the_camera_picture(served, browser):
     url, frames, device = served
     corners = [[423, 115], [830, 243], [740, 535], [329, 404]]  # the demo tray's floor
-    page = _page_on(browser, url, frames, "drop04.jpg")
+    page = _page_on(browser, url, frames, "drop04.jpg", device.table_code.value)
     page.click("summary:has-text('Calibrate')")
     page.click("#corners-start")
     page.wait_for_function(
-        "document.getElementById('corners-picture').naturalWidth > 0", timeout=15000
+        "() => document.getElementById('corners-picture').naturalWidth > 0", timeout=15000
     )
     box = page.locator("#corners-picture").bounding_box()
     natural = page.evaluate("document.getElementById('corners-picture').naturalWidth")

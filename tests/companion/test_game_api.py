@@ -3,6 +3,7 @@
 import threading
 
 import pytest
+from table_access import playing, policy
 
 from companion.hub import Hub
 from companion.store import Store
@@ -19,7 +20,9 @@ def table(tmp_path):
     store = Store(tmp_path / "db.sqlite")
     hub = Hub()
     table = GameTable(store, hub)
-    yield table, create_app(TrayBoard(store, hub), hub, table=table).test_client(), hub
+    access = policy(tmp_path)
+    app = create_app(TrayBoard(store, hub), hub, table=table, access=access)
+    yield table, playing(app.test_client(), access), hub
     store.close()
 
 
@@ -167,7 +170,9 @@ def test_every_change_is_pushed_to_the_phones(table):
 def test_the_game_survives_a_restart(tmp_path):
     path = tmp_path / "db.sqlite"
     store = Store(path)
-    client = create_app(TrayBoard(store, Hub()), Hub(), table=GameTable(store, Hub())).test_client()
+    access = policy(tmp_path)
+    app = create_app(TrayBoard(store, Hub()), Hub(), table=GameTable(store, Hub()), access=access)
+    client = playing(app.test_client(), access)
     game = play_to_first_action(client)
     store.close()
     store = Store(path)

@@ -1,4 +1,5 @@
 import pytest
+from table_access import playing, policy
 
 from companion.hub import Hub
 from companion.store import Store
@@ -19,8 +20,9 @@ def parts(tmp_path):
     hub = Hub()
     board = TrayBoard(store, hub, wall_clock=lambda: 1700000000.0)
     pressed = []
-    app = create_app(board, hub, DeviceHooks(read_now=lambda: pressed.append(1)))
-    yield app.test_client(), board, hub, pressed
+    access = policy(tmp_path)
+    app = create_app(board, hub, DeviceHooks(read_now=lambda: pressed.append(1)), access=access)
+    yield playing(app.test_client(), access), board, hub, pressed
     store.close()
 
 
@@ -93,8 +95,9 @@ def test_read_now_calls_the_device(parts):
 def test_read_now_without_a_camera_loop_is_a_clear_503(tmp_path):
     store = Store(tmp_path / "db.sqlite")
     hub = Hub()
-    app = create_app(TrayBoard(store, hub), hub)
-    response = app.test_client().post("/api/tray/read")
+    access = policy(tmp_path)
+    app = create_app(TrayBoard(store, hub), hub, access=access)
+    response = playing(app.test_client(), access).post("/api/tray/read")
     assert response.status_code == 503
     assert "no camera" in response.get_json()["error"]
 
@@ -132,7 +135,9 @@ def corner_client(tmp_path):
 
     hooks = DeviceHooks(set_corners=set_corners, camera_picture=lambda: b"\xff\xd8frame",
                         calibration_status=lambda: {"corners": None, "colours_learned_from": 2})
-    yield create_app(TrayBoard(store, hub), hub, hooks).test_client(), taken
+    access = policy(tmp_path)
+    app = create_app(TrayBoard(store, hub), hub, hooks, access=access)
+    yield playing(app.test_client(), access), taken
     store.close()
 
 

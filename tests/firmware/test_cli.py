@@ -204,3 +204,57 @@ def test_serve_starts_and_stops_cleanly_on_sigterm(tmp_path):
     finally:
         if server.poll() is None:
             server.kill()
+
+
+def test_the_join_line_and_a_qr_code_that_joins(monkeypatch):
+    import io
+
+    import qrcode
+
+    from firmware import cli
+
+    encoded = []
+    monkeypatch.setattr(qrcode.QRCode, "add_data", lambda self, data: encoded.append(data))
+    monkeypatch.setattr(qrcode.QRCode, "print_ascii", lambda self, **kw: None)
+    monkeypatch.setattr(cli, "lan_addresses", lambda: ["192.168.1.23"])
+    out = io.StringIO()
+    url = cli.print_url("0.0.0.0", 8000, out, code="K7RM2Q")
+    assert url == "http://192.168.1.23:8000/"
+    assert "join code: K7RM2Q\n" in out.getvalue()
+    assert encoded == ["http://192.168.1.23:8000/?code=K7RM2Q"]
+
+
+def test_serve_prints_the_join_code_and_the_new_one_when_a_phone_asks(tmp_path):
+    """The real command: its join line is the code the device keeps and asks writes for."""
+    import urllib.request
+
+    repo = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "firmware.cli", "serve", "--source", "demo", "--host", "127.0.0.1",
+         "--port", "0", "--data-dir", str(tmp_path)],
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        url = code = None
+        for line in server.stdout:
+            if "cubetower is running" in line:
+                url = line.split("Open ")[1].split()[0]
+            if line.startswith("join code: "):
+                code = line.split(": ", 1)[1].strip()
+                break
+        assert url and code
+        assert (tmp_path / "table-code").read_text().strip() == code
+        ask = urllib.request.Request(
+            url + "api/access/new-code", method="POST", headers={"X-Table-Code": code}
+        )
+        with urllib.request.urlopen(ask, timeout=10) as response:
+            new = json.load(response)["code"]
+        for line in server.stdout:
+            if line.startswith("join code: "):
+                assert line.strip() == f"join code: {new}" and new != code
+                break
+        else:
+            pytest.fail("no join line for the new code")
+    finally:
+        server.terminate()
+        server.wait(timeout=15)

@@ -70,3 +70,26 @@ def test_flags_override_the_file(tmp_path):
 def test_panel_section_is_checked_by_the_panel_config(tmp_path):
     with pytest.raises(ConfigError, match=r"\[panel\].*unknown.*'led_pin'"):
         load_config(write(tmp_path, "[panel]\nled_pin = 4\n"))
+
+
+def test_extra_host_names_are_a_list_of_names(tmp_path):
+    config = load_config(
+        write(tmp_path, '[server]\nallowed_hosts = ["cubetower.club.lan", "*.home.arpa"]\n')
+    )
+    assert config.server.allowed_hosts == ("cubetower.club.lan", "*.home.arpa")
+    assert Config().server.allowed_hosts == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('"pi.lan"', "must be a list of strings"),
+        ("[1]", "must be a list of strings"),
+        ('["http://pi.lan"]', "'http://pi.lan' is not a host name"),
+        ('["pi.lan:8000"]', "'pi.lan:8000' is not a host name"),
+        ('[""]', "'' is not a host name"),
+    ],
+)
+def test_a_wrong_host_name_is_refused_at_start(tmp_path, value, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, f"[server]\nallowed_hosts = {value}\n"))

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from fake_detector import FakeDetector, demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from table_access import playing
 
 import vision.detector
 from firmware.config import Config, with_overrides
@@ -102,7 +103,7 @@ def test_one_model_is_loaded_at_start_and_every_reading_uses_it(device):
     shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
     assert device.watcher.step() is True
     assert len(fake.calls) == 1
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     assert client.post("/api/calibrate/empty").status_code == 200
     assert len(fake.calls) == 2
     assert client.post("/api/calibrate/corners", json={"corners": [
@@ -184,7 +185,7 @@ def test_a_refused_button_press_is_shown_not_raised(device):
 
 def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
     device, frames, _ = device
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     refused = client.post("/api/calibrate/empty")
     assert refused.status_code == 409 and "no picture" in refused.get_json()["error"]
     shutil.copy(DEMO_DIR / "empty.jpg", frames / "empty-now.jpg")
@@ -266,5 +267,37 @@ def test_the_demo_replay_never_writes_a_reference_for_the_real_camera(tmp_path, 
         for _ in range(13):  # the whole replay, its empty tray and a drop read empty among it
             device.watcher.step()
         assert not (tmp_path / "empty.jpg").exists()
+    finally:
+        device.stop()
+
+
+def test_the_table_code_is_kept_with_the_game_data_across_a_restart(tmp_path, factory, fake):
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    first = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    code = first.table_code.value
+    first.stop()
+    factory.reset()
+    again = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    try:
+        assert again.table_code.value == code
+        assert (tmp_path / "data" / "table-code").read_text().strip() == code
+    finally:
+        again.stop()
+
+
+def test_the_app_answers_to_the_machines_name_and_the_configured_ones(tmp_path, factory, fake):
+    import socket
+
+    server = replace(Config().server, allowed_hosts=("cubetower.club.lan",))
+    config = with_overrides(replace(Config(), server=server), data_dir=str(tmp_path))
+    device = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    try:
+        client = device.app().test_client()
+        for host in (socket.gethostname(), f"{socket.gethostname()}.local:8000",
+                     "cubetower.club.lan:8000", "10.0.0.7:8000"):
+            assert client.get("/api/health", headers={"Host": host}).status_code == 200, host
+        assert client.get("/api/health", headers={"Host": "rebound.example"}).status_code == 403
+        refused = client.post("/api/tray/read")
+        assert refused.status_code == 403 and refused.get_json()["join"] is True
     finally:
         device.stop()

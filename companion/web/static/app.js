@@ -84,7 +84,9 @@ function connect() {
     if (snap.game) window.CT.render(snap.game);
     else $("now-card").hidden = true; // a device without a game table: the tray only
     loadHistory();
+    window.CT.access.check(); // (re)connected: a new code may have been made meanwhile
   });
+  source.addEventListener("access", () => window.CT.access.check()); // a new table code
   source.addEventListener("game", (e) => window.CT.render(JSON.parse(e.data)));
   source.addEventListener("tray", (e) => {
     const tray = JSON.parse(e.data);
@@ -99,7 +101,7 @@ $("read-now").addEventListener("click", async () => {
   const button = $("read-now");
   button.disabled = true;
   try {
-    const response = await fetch("/api/tray/read", { method: "POST" });
+    const response = await window.CT.write("/api/tray/read");
     if (!response.ok) {
       const body = await response.json().catch(() => ({}));
       showStatus({ state: "error", message: body.error || response.statusText });
@@ -115,7 +117,7 @@ $("calibrate").addEventListener("click", async () => {
   button.disabled = true;
   result.textContent = "Calibrating…";
   try {
-    const response = await fetch("/api/calibrate/empty", { method: "POST" });
+    const response = await window.CT.write("/api/calibrate/empty");
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
       result.textContent = `Not calibrated: ${body.error || response.statusText}`;

@@ -25,8 +25,7 @@
   }
 
   async function send(corners) {
-    const response = await fetch("/api/calibrate/corners", {
-      method: "POST",
+    const response = await window.CT.write("/api/calibrate/corners", {
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ corners }),
     });

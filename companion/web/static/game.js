@@ -61,8 +61,8 @@ window.CT = window.CT || {};
     notice("");
     setBusy(true);
     try {
-      const response = await fetch(url, {
-        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      const response = await CT.write(url, {
+        headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
       });
       const data = await response.json().catch(() => ({ error: response.statusText }));
       if (response.ok) return data;
