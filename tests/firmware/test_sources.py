@@ -1,7 +1,6 @@
 import os
 import shutil
 import sys
-import types
 from pathlib import Path
 
 import cv2
@@ -138,68 +137,6 @@ def test_picamera_without_the_library_gives_install_advice(monkeypatch):
         PiCameraSource()
 
 
-def fake_picamera2(cameras, failures=0):
-    calls = []
-    broken = [failures]
-
-    class Picamera2:
-        @staticmethod
-        def global_camera_info():
-            return cameras
-
-        def __init__(self, num=0):
-            calls.append(("init", num))
-
-        def create_video_configuration(self, main):
-            calls.append(("config", main))
-            return {"main": main}
-
-        def configure(self, config):
-            calls.append(("configure", config))
-
-        def start(self):
-            calls.append(("start",))
-
-        def capture_array(self, stream):
-            if broken[0] > 0:
-                broken[0] -= 1
-                raise RuntimeError("camera timed out")
-            return np.zeros((648, 1152, 3), np.uint8)
-
-        def stop(self):
-            calls.append(("stop",))
-
-        def close(self):
-            calls.append(("close",))
-
-    return types.SimpleNamespace(Picamera2=Picamera2), calls
-
-
-def test_picamera_source_asks_for_bgr_frames_and_releases_the_camera(monkeypatch):
-    module, calls = fake_picamera2([{"Model": "imx708"}])
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    source = PiCameraSource()
-    frame = source.read()
-    assert frame.image.shape == (648, 1152, 3)
-    assert ("config", {"size": (1152, 648), "format": "RGB888"}) in calls
-    source.close()
-    assert calls[-2:] == [("stop",), ("close",)]
-
-
-def test_picamera_source_asks_for_the_configured_size(monkeypatch):
-    module, calls = fake_picamera2([{"Model": "imx708"}])
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    open_source("picamera", (1536, 864)).close()
-    assert ("config", {"size": (1536, 864), "format": "RGB888"}) in calls
-
-
-def test_picamera_source_with_no_camera_attached(monkeypatch):
-    module, _ = fake_picamera2([])
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    with pytest.raises(SourceError, match="no Raspberry Pi camera"):
-        PiCameraSource()
-
-
 def test_open_source_understands_the_spec(tmp_path):
     assert isinstance(open_source("demo"), DemoSource)
     assert isinstance(open_source(str(tmp_path)), FolderSource)
@@ -211,15 +148,3 @@ def test_demo_pictures_are_shipped_in_the_package():
     assert (DEMO_DIR / "empty.jpg").is_file()
     assert shutil.disk_usage(DEMO_DIR)  # the folder is real, not a link into ../shared
     assert not DEMO_DIR.is_symlink()
-
-
-def test_picamera_source_restarts_a_camera_that_stopped_answering(monkeypatch):
-    failures = PiCameraSource.RESTART_AFTER_FAILURES
-    module, calls = fake_picamera2([{"Model": "imx708"}], failures=failures)
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    source = PiCameraSource()
-    for _ in range(PiCameraSource.RESTART_AFTER_FAILURES):
-        with pytest.raises(FrameError, match="no frame"):
-            source.read()
-    assert [c[0] for c in calls].count("start") == 2  # started again
-    assert source.read().image.shape == (648, 1152, 3)
