@@ -223,3 +223,36 @@ def test_a_stalled_pi_camera_shows_on_the_page_the_leds_and_health_and_starves_t
         device.stop()
         factory.reset()
     assert "STOPPING=1" in systemd.messages(0.1)
+
+
+def test_serve_tells_systemd_it_is_ready_feeds_the_watchdog_and_says_it_stops(tmp_path, systemd):
+    """The real command under the environment systemd gives a Type=notify service."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "NOTIFY_SOCKET": systemd.address, "WATCHDOG_USEC": "2000000",
+           "PYTHONPATH": str(root)}
+    env.pop("WATCHDOG_PID", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "firmware.cli", "serve", "--source", "demo", "--host",
+         "127.0.0.1", "--port", "0", "--data-dir", str(tmp_path)],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        got: list[str] = []
+        deadline = time.monotonic() + 60  # loading the model on a busy machine
+        while time.monotonic() < deadline and not ("WATCHDOG=1" in got and len(got) > 1):
+            got += systemd.messages(0.2)
+        ready = [m for m in got if m.startswith("READY=1")]
+        assert len(ready) == 1 and ready[0].startswith("READY=1\nSTATUS=serving on port ")
+        assert "camera: demo replay" in ready[0]
+        assert "WATCHDOG=1" in got
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=15) == 0
+        assert "STOPPING=1" in systemd.messages(0.2)
+    finally:
+        if server.poll() is None:
+            server.kill()
