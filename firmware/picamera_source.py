@@ -142,6 +142,7 @@ class PiCameraSource(FrameSource):
         self._failures = 0
         self._retry_at = 0.0
         self._lost = ""
+        self._why = ""  # what made the camera stop, while it does not come back
         self.restarts = 0
         self.focus: dict = {}  # how the lens was set, for the log and the health page
         self._camera = self._start()
@@ -280,7 +281,9 @@ class PiCameraSource(FrameSource):
         log.warning("%s; restarting it (restart %d)", why, self.restarts)
         self._start_again(why)
 
-    def _start_again(self, why: str = "the Pi camera stopped answering") -> None:
+    def _start_again(self, why: str = "") -> None:
+        """Start the camera again; CameraStalled (naming what first went wrong) if it won't."""
+        self._why = why = why or self._why or "the Pi camera stopped answering"
         now = self._clock()
         if now < self._retry_at:
             raise CameraStalled(self._lost)
@@ -290,6 +293,7 @@ class PiCameraSource(FrameSource):
             self._retry_at = now + self.RETRY_SECONDS
             self._lost = f"{why}; it does not start again ({exc}); trying every few seconds"
             raise CameraStalled(self._lost) from exc
+        self._why = ""
         log.info("%s is back", self.name)
 
     # exposure -------------------------------------------------------------------------------

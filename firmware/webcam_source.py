@@ -107,6 +107,7 @@ class WebcamSource(FrameSource):
         self._counter = 0
         self._retry_at = 0.0
         self._lost = ""
+        self._why = ""  # what made the webcam stop, while it does not come back
         self.restarts = 0
         self._held: _Capture | None = self._open()
         if self.settings.mains_hz:
@@ -165,7 +166,9 @@ class WebcamSource(FrameSource):
         log.warning("%s; opening it again (restart %d)", why, self.restarts)
         self._open_again(why)
 
-    def _open_again(self, why: str = "the webcam stopped answering") -> None:
+    def _open_again(self, why: str = "") -> None:
+        """Open the webcam again; CameraStalled (naming what first went wrong) if it won't."""
+        self._why = why = why or self._why or f"{self.name} stopped answering"
         now = self._clock()
         if now < self._retry_at:
             raise CameraStalled(self._lost)
@@ -175,6 +178,7 @@ class WebcamSource(FrameSource):
             self._retry_at = now + self.RETRY_SECONDS
             self._lost = f"{why}; webcam lost: {exc}"
             raise CameraStalled(self._lost) from exc
+        self._why = ""
 
     # exposure -------------------------------------------------------------------------------
 

@@ -210,6 +210,8 @@ def test_a_stalled_pi_camera_shows_on_the_page_the_leds_and_health_and_starves_t
         assert body["ok"] is False and "no picture" in body["camera"]["problem"]
         status = client.get("/api/status").get_json()
         assert status["state"] == "error" and "Pi camera" in status["message"]
+        tray = client.get("/api/tray").get_json()  # the page shows this one in its alert box
+        assert "the Pi camera gave no picture" in tray["error"]
         assert device.panel.status == "error"  # the red LED
         assert source.restarts >= 1
         assert [c[2] for c in rig.captures()][-1] == 0.05  # every capture had its timeout
