@@ -69,9 +69,32 @@ def _count(args: argparse.Namespace) -> int:
     return status
 
 
+def _frames_for(source, seconds: float):
+    """The newest frame after ``seconds`` of reading (FrameError if none came 10 s later)."""
+    from firmware.sources import FrameError
+
+    deadline = time.monotonic() + seconds
+    frame = None
+    while frame is None or time.monotonic() < deadline:
+        try:
+            frame = source.read()
+        except FrameError:
+            if time.monotonic() > deadline + 10:
+                raise
+        time.sleep(0.1)
+    return frame
+
+
 def _calibrate(args: argparse.Namespace) -> int:
-    """Save the camera's view of the empty tray, where `serve` looks for it."""
-    from firmware.service import CalibrationError, choose_source, save_image_atomically
+    """Save the camera's view of the empty tray, where `serve` looks for it; a live camera holds
+    the exposure and white balance it settled on, saved in calibration.json for `serve`."""
+    from firmware.service import (
+        CalibrationError,
+        camera_settings,
+        choose_source,
+        save_image_atomically,
+    )
+    from firmware.session import SessionCalibration
     from firmware.sources import FrameError, SourceError
 
     try:
@@ -79,28 +102,33 @@ def _calibrate(args: argparse.Namespace) -> int:
             load_config(args.config), source=args.source, data_dir=args.data_dir
         )
         camera = config.camera
-        source = choose_source(camera.source, (camera.width, camera.height))
+        source = choose_source(
+            camera.source, (camera.width, camera.height), camera_settings(config)
+        )
     except (ConfigError, SourceError) as exc:
         print(f"cubetower calibrate: {exc}", file=sys.stderr)
         return 2
     path = config.data_path / "empty.jpg"
+    held = None
     with source:
-        deadline = time.monotonic() + args.wait  # let exposure and white balance settle
-        frame = None
-        while frame is None or time.monotonic() < deadline:
-            try:
-                frame = source.read()
-            except FrameError as exc:
-                if time.monotonic() > deadline + 10:
-                    print(f"cubetower calibrate: {exc}", file=sys.stderr)
-                    return 2
-            time.sleep(0.1)
+        try:
+            frame = _frames_for(source, args.wait)  # let exposure and white balance settle
+            if camera.lock_exposure and source.live:
+                held = source.lock_exposure()
+                frame = _frames_for(source, 0.5)  # frames taken with the held exposure
+        except FrameError as exc:
+            print(f"cubetower calibrate: {exc}", file=sys.stderr)
+            return 2
         try:
             save_image_atomically(path, frame.image)
+            if held is not None:
+                SessionCalibration(config.data_path / "calibration.json").set_camera_lock(held)
         except (CalibrationError, OSError) as exc:
             print(f"cubetower calibrate: cannot save {path}: {exc}", file=sys.stderr)
             return 2
     print(f"saved the empty tray from {source.name} to {path}")
+    if held is not None:
+        print(f"exposure and white balance held at {held['controls']}")
     return 0
 
 
@@ -200,6 +228,7 @@ def _serve(args: argparse.Namespace) -> int:
     device.start()
     url = print_url(config.server.host, server.effective_port, code=device.table_code.value)
     device.table_code.on_change(lambda code: print_join(url, code))  # the log says why
+    device.notifier.ready(f"serving on port {server.effective_port}; camera: {device.source.name}")
 
     def shut_down(signum, _frame):
         # Leave waitress's loop from the main thread; closing its sockets from inside the

@@ -45,12 +45,21 @@ class CameraConfig:
     source: str = "auto"  # auto | demo | picamera | webcam[:N] | a folder path
     width: int = 1152
     height: int = 648
+    # lens above the tray floor (mount.scad's camera_height): a Camera Module 3 is focused there;
+    # 0: one autofocus cycle at start, then the lens is held
+    lens_height_mm: float = 0.0
+    mains_hz: int = 0  # 50 or 60: exposure avoids the lamps' flicker; 0: no flicker avoidance
+    capture_timeout_seconds: float = 2.0  # a picture later than this: the camera is restarted
+    lock_exposure: bool = True  # hold exposure and white balance from the empty-tray calibration
 
 
 @dataclass(frozen=True)
 class WatcherConfig:
     poll_seconds: float = 0.1
     still_seconds: float = 0.6
+    # no picture from a live camera for this long: /api/health fails and systemd's watchdog
+    # (WatchdogSec= in the unit, which must be longer) is no longer fed
+    stall_seconds: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -137,8 +146,34 @@ def load_config(path: str | Path | None) -> Config:
                 f"{path} [server]: allowed_hosts: {name!r} is not a host name "
                 "(a name such as \"cubetower.club.lan\" or \"*.club.lan\"; no scheme or port)"
             )
+    check_camera(config, str(path))
     return config
 
+
+# The Camera Module 3 focuses from 10 cm, its Wide version from 5 cm: nearer is a typo (cm for mm).
+CLOSEST_FOCUS_MM = 50
+
+
+def check_camera(config: Config, where: str) -> None:
+    """Camera settings that cannot work are refused at start, with what to write instead."""
+    camera, watcher = config.camera, config.watcher
+    if camera.lens_height_mm != 0 and camera.lens_height_mm < CLOSEST_FOCUS_MM:
+        raise ConfigError(
+            f"{where} [camera]: lens_height_mm is in millimetres (25 cm is 250) and no Camera "
+            f"Module 3 focuses nearer than {CLOSEST_FOCUS_MM}; got {camera.lens_height_mm:g} "
+            "(0: autofocus once at start)"
+        )
+    if camera.mains_hz not in (0, 50, 60):
+        raise ConfigError(
+            f"{where} [camera]: mains_hz must be 50, 60 or 0 (off), got {camera.mains_hz}"
+        )
+    if camera.capture_timeout_seconds <= 0:
+        raise ConfigError(f"{where} [camera]: capture_timeout_seconds must be more than 0")
+    if watcher.stall_seconds <= camera.capture_timeout_seconds:
+        raise ConfigError(
+            f"{where} [watcher]: stall_seconds ({watcher.stall_seconds:g}) must be longer than "
+            f"[camera] capture_timeout_seconds ({camera.capture_timeout_seconds:g})"
+        )
 
 
 def with_overrides(config: Config, **flags) -> Config:

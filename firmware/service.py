@@ -32,12 +32,16 @@ from firmware.panel import NullPanel, Panel, open_panel
 from firmware.session import CONFIRMED_DROPS, SessionCalibration, parse_corners
 from firmware.sources import (
     DEMO_DIR,
+    CameraSettings,
     DemoSource,
     FolderSource,
+    Frame,
+    FrameError,
     FrameSource,
     SourceError,
     open_source,
 )
+from firmware.watchdog import SystemdNotifier
 from firmware.watcher import ChangedFrameTrigger, Outcome, SettleTrigger, TrayWatcher, Trigger
 from vision import TrayReading, VisionError, count_cubes, load_image
 from vision.calibration import Calibration
@@ -101,12 +105,23 @@ def save_image_atomically(path: Path, image: np.ndarray) -> None:
     os.replace(partial, path)
 
 
-def choose_source(spec: str, size: tuple[int, int] = (1152, 648)) -> FrameSource:
+def camera_settings(config: Config) -> CameraSettings:
+    camera = config.camera
+    return CameraSettings(
+        lens_height_mm=camera.lens_height_mm,
+        mains_hz=camera.mains_hz,
+        capture_timeout=camera.capture_timeout_seconds,
+    )
+
+
+def choose_source(
+    spec: str, size: tuple[int, int] = (1152, 648), settings: CameraSettings | None = None
+) -> FrameSource:
     """``auto`` means the Pi camera when there is one, otherwise the demo replay."""
     if spec != "auto":
-        return open_source(spec, size)
+        return open_source(spec, size, settings)
     try:
-        return open_source("picamera", size)
+        return open_source("picamera", size, settings)
     except SourceError as exc:
         log.info("no Pi camera (%s); replaying the demo game instead", exc)
         return open_source("demo")
@@ -199,6 +214,7 @@ class Device:
     session: SessionCalibration
     table_code: TableCode  # what a phone needs to change the game
     detector: SharedDetector | None = None  # the one model every reading uses
+    notifier: SystemdNotifier = field(default_factory=lambda: SystemdNotifier(None))
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
@@ -212,6 +228,7 @@ class Device:
         self.thread.start()
 
     def stop(self) -> None:
+        self.notifier.stopping()
         self.stop_event.set()
         if self.thread:
             self.thread.join(timeout=5)
@@ -220,17 +237,51 @@ class Device:
         self.source.close()
         self.store.close()
 
+    # after the camera was told to hold its exposure: frames it has taken since (a few frames)
+    LOCK_SETTLE_SECONDS = 0.5
+    LOCK_FRAME_TIMEOUT = 5.0
+
     def calibrate_empty(self) -> dict:
-        """Keep the camera's current frame as the empty-tray reference, on disk and in use."""
+        """Keep the camera's current frame as the empty-tray reference, on disk and in use.
+
+        A live camera first settles on the light once more and then holds that exposure and
+        white balance (saved with the calibration), and the reference is a frame taken after."""
         frame = self.watcher.last_frame
         if frame is None:
             raise CalibrationError("no picture from the camera yet; wait a moment and try again")
+        held = self._hold_exposure()
+        if held is not None:
+            frame = self._frame_since(time.time() + self.LOCK_SETTLE_SECONDS)
         path = self._use_as_empty(frame.image)
         seen = count_cubes(
             frame.image, calibration=self.session.calibration, detector=self.detector
         ).total
         log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
-        return {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
+        result = {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
+        if held is not None:
+            result["exposure_held"] = held.get("controls")
+        return result
+
+    def _hold_exposure(self) -> dict | None:
+        if not (self.config.camera.lock_exposure and self.source.live):
+            return None
+        try:
+            held = self.source.lock_exposure()
+        except FrameError as exc:
+            raise CalibrationError(f"the camera could not fix its exposure: {exc}") from exc
+        if held is not None:
+            self.session.set_camera_lock(held)
+        return held
+
+    def _frame_since(self, moment: float) -> Frame:
+        """The watch loop's first frame taken at or after ``moment`` (unix seconds)."""
+        deadline = time.monotonic() + self.LOCK_FRAME_TIMEOUT + max(0.0, moment - time.time())
+        while time.monotonic() < deadline:
+            frame = self.watcher.last_frame
+            if frame is not None and frame.captured_at >= moment:
+                return frame
+            time.sleep(0.05)
+        raise CalibrationError("the camera gave no picture after fixing its exposure; try again")
 
     def _use_as_empty(self, image: np.ndarray) -> Path:
         path = self.config.data_path / "empty.jpg"
@@ -306,6 +357,7 @@ class Device:
             set_corners=self.set_corners,
             camera_picture=self.camera_picture,
             calibration_status=self.session.status,
+            health=self.watcher.health,
         )
         return create_app(self.board, self.hub, hooks, self.table, access=self.access_policy())
 
@@ -318,17 +370,26 @@ class Device:
 
 
 def build_device(
-    config: Config, source: FrameSource | None = None, *, pin_factory=None, detector=None
+    config: Config,
+    source: FrameSource | None = None,
+    *,
+    pin_factory=None,
+    detector=None,
+    notifier: SystemdNotifier | None = None,
 ) -> Device:
     """Everything the device is made of; ``pin_factory`` lets tests use gpiozero's MockFactory,
     ``detector`` another cube model (default: the packaged one, loaded here: ModelError when it
-    cannot be, before the camera or the database is opened)."""
+    cannot be, before the camera or the database is opened), ``notifier`` the line to systemd
+    (default: the one systemd gave this process, if any)."""
+    notifier = notifier or SystemdNotifier.from_environment()
     if detector is None:
         detector = load_detector()
     elif not isinstance(detector, SharedDetector):
         detector = SharedDetector(detector)
     camera = config.camera
-    source = source or choose_source(camera.source, (camera.width, camera.height))
+    source = source or choose_source(
+        camera.source, (camera.width, camera.height), camera_settings(config)
+    )
     store = Store(config.data_path / "cubetower.sqlite")
     table_code = TableCode(config.data_path / "table-code")
     hub = Hub()
@@ -336,6 +397,8 @@ def build_device(
     table = GameTable(store, hub)
     reference = empty_reference_for(config, source)
     session = SessionCalibration(config.data_path / "calibration.json", detector)
+    if camera.lock_exposure:
+        source.use_exposure_lock(session.camera_lock)
     reader = Reader(
         reference,
         config.vision.picture_width,
@@ -350,6 +413,8 @@ def build_device(
         mirror,
         trigger_for(config, source, reference),
         poll_seconds=config.watcher.poll_seconds,
+        stall_seconds=config.watcher.stall_seconds,
+        heartbeat=notifier.ping,
     )
     mirror.panel = open_panel(
         config.panel,
@@ -360,7 +425,7 @@ def build_device(
     )
     device = Device(
         config, source, store, hub, board, table, watcher, mirror.panel, session, table_code,
-        detector,
+        detector, notifier,
     )
     reader.on_reading = device.keep_if_empty
     table_code.on_change(

@@ -7,8 +7,10 @@ cube it found really was (``vision.calibration.calibrate_from_drop``: the confir
 kept as samples, and a small per-colour bias on the network's colour scores is fitted to them).
 Both survive a restart in ``DATA_DIR/calibration.json``, written so that a pulled plug leaves the
 old file or the new one. A new game starts the colours afresh (another evening, another light)
-but keeps the corners (the camera has not moved). A file written before the learned detector
-(its colours as a ``"colours"`` model) still loads: its corners are kept, its colours are not.
+but keeps the corners (the camera has not moved). The camera's exposure and white balance, held
+when the empty tray was calibrated, are kept here too, so a restart sees the tray lit the same.
+A file written before the learned detector (its colours as a ``"colours"`` model) still loads:
+its corners are kept, its colours are not.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class SessionCalibration:
         self._lock = threading.Lock()
         self._calibration = Calibration()
         self.learned_from = 0  # confirmed drops the colours were learned from
+        self._camera_lock: dict | None = None  # the source's lock_exposure() at calibration
         self._load()
 
     @property
@@ -86,10 +89,24 @@ class SessionCalibration:
     def status(self) -> dict:
         with self._lock:
             corners = self._calibration.corners
-            return {
+            status = {
                 "corners": None if corners is None else [list(p) for p in corners],
                 "colours_learned_from": self.learned_from,
             }
+            if self._camera_lock:
+                status["exposure_held"] = self._camera_lock.get("controls")
+            return status
+
+    @property
+    def camera_lock(self) -> dict | None:
+        with self._lock:
+            return self._camera_lock
+
+    def set_camera_lock(self, lock: dict | None) -> None:
+        """Keep the exposure the camera held at the empty-tray calibration (None: none held)."""
+        with self._lock:
+            self._camera_lock = dict(lock) if lock else None
+            self._save()
 
     def set_corners(self, corners: list[tuple[float, float]] | None, frame: np.ndarray) -> dict:
         """Use these corners (None: the model's outline again), if the frame reads with them."""
@@ -144,6 +161,8 @@ class SessionCalibration:
             # its corners load, its colours do not, so nothing counts as learned any more
             learned = int(body.get("colours_learned_from", 0))
             self.learned_from = learned if self._calibration.samples else 0
+            lock = body.get("camera_lock")
+            self._camera_lock = lock if isinstance(lock, dict) else None
         except (OSError, ValueError, TypeError, AttributeError, KeyError, VisionError) as exc:
             log.warning("ignoring calibration file %s (%s): using the defaults", self.path, exc)
             self._calibration = Calibration()
@@ -153,6 +172,8 @@ class SessionCalibration:
         """Write the whole file anew next to the old one, then swap it in (power-cut safe)."""
         body = {"calibration": self._calibration.to_dict(),
                 "colours_learned_from": self.learned_from}
+        if self._camera_lock:
+            body["camera_lock"] = self._camera_lock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_suffix(".partial")
         with partial.open("w") as handle:

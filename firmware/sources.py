@@ -8,7 +8,6 @@ libraries are imported inside their source only, so a laptop without them runs e
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -17,51 +16,43 @@ from pathlib import Path
 
 import numpy as np
 
+from firmware.frames import (
+    CAPTURE_SIZE,
+    CameraSettings,
+    CameraStalled,
+    Frame,
+    FrameError,
+    FrameSource,
+    NoFrameYet,
+    SourceError,
+)
+from firmware.picamera_source import PiCameraSource
+from firmware.webcam_source import WebcamSource
 from vision import VisionError, load_image
+
+__all__ = [
+    "CAPTURE_SIZE",
+    "DEMO_DIR",
+    "CameraSettings",
+    "CameraStalled",
+    "DemoSource",
+    "DemoStep",
+    "FolderSource",
+    "Frame",
+    "FrameError",
+    "FrameSource",
+    "NoFrameYet",
+    "PiCameraSource",
+    "SourceError",
+    "WebcamSource",
+    "default_demo_script",
+    "open_source",
+]
 
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 DEMO_DIR = Path(__file__).with_name("demo")
-CAPTURE_SIZE = (1152, 648)
-
-
-class SourceError(RuntimeError):
-    """The source cannot be opened at all (no camera, no library, no folder)."""
-
-
-class FrameError(RuntimeError):
-    """This frame could not be had; the next call may succeed."""
-
-
-class NoFrameYet(FrameError):
-    """Nothing to look at yet (an empty folder): waiting, not a fault."""
-
-
-@dataclass(frozen=True)
-class Frame:
-    image: np.ndarray
-    frame_id: str
-    captured_at: float  # unix seconds
-    label: str = ""
-
-
-class FrameSource:
-    """Base for sources; ``name`` is shown to the players when something goes wrong."""
-
-    name = "source"
-
-    def read(self) -> Frame:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release the device; sources without one have nothing to do."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 class FolderSource(FrameSource):
@@ -174,137 +165,21 @@ class DemoSource(FrameSource):
         return self._last
 
 
-class WebcamSource(FrameSource):
-    """A USB webcam through OpenCV; reopens the device when it drops off the bus."""
-
-    REOPEN_AFTER_FAILURES = 5
-
-    def __init__(self, index: int = 0, size: tuple[int, int] = CAPTURE_SIZE, capture_factory=None):
-        import cv2
-
-        self.index = index
-        self.size = size
-        self.name = f"webcam {index}"
-        self._factory = capture_factory or cv2.VideoCapture
-        self._failures = 0
-        self._counter = 0
-        self._capture = self._open()
-
-    def _open(self):
-        import cv2
-
-        capture = self._factory(self.index)
-        if capture is None or not capture.isOpened():
-            raise SourceError(
-                f"no webcam at index {self.index} (is it plugged in? `ls /dev/video*` lists them)"
-            )
-        capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
-        capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
-        return capture
-
-    def read(self) -> Frame:
-        ok, image = self._capture.read()
-        if not ok or image is None:
-            self._failures += 1
-            if self._failures >= self.REOPEN_AFTER_FAILURES:
-                self._failures = 0
-                self._capture.release()
-                try:
-                    self._capture = self._open()
-                except SourceError as exc:
-                    raise FrameError(f"webcam lost: {exc}") from exc
-            raise FrameError(f"webcam {self.index} gave no frame")
-        self._failures = 0
-        self._counter += 1
-        return Frame(image, f"webcam-{self._counter}", time.time())
-
-    def close(self) -> None:
-        self._capture.release()
-
-
-class PiCameraSource(FrameSource):
-    """The Raspberry Pi camera through picamera2 (from the OS package python3-picamera2).
-
-    picamera2's "RGB888" format is stored B, G, R in memory: exactly what OpenCV expects.
-    """
-
-    RESTART_AFTER_FAILURES = 5
-
-    def __init__(self, size: tuple[int, int] = CAPTURE_SIZE, camera_num: int = 0):
-        try:
-            from picamera2 import Picamera2
-        except ImportError as exc:
-            raise SourceError(
-                "picamera2 is not installed. On a Raspberry Pi: `sudo apt install "
-                "python3-picamera2` and a venv made with --system-site-packages "
-                "(hardware/install.sh does both)."
-            ) from exc
-        if not Picamera2.global_camera_info():
-            raise SourceError(
-                "no Raspberry Pi camera found (check the ribbon cable; "
-                "`rpicam-hello --list-cameras` should list it)"
-            )
-        self.name = f"Pi camera {camera_num}"
-        self._factory = Picamera2
-        self._size = tuple(size)
-        self._camera_num = camera_num
-        self._camera = self._start()
-        self._counter = 0
-        self._failures = 0
-
-    def _start(self):
-        try:
-            camera = self._factory(self._camera_num)
-            config = camera.create_video_configuration(
-                main={"size": self._size, "format": "RGB888"}
-            )
-            camera.configure(config)
-            camera.start()
-        except Exception as exc:  # picamera2 raises a mix of RuntimeError/IndexError/OSError
-            raise SourceError(f"the Pi camera would not start: {exc}") from exc
-        return camera
-
-    def _restart(self) -> None:
-        """A camera that stopped answering (loose ribbon, driver hiccup): start it afresh."""
-        with contextlib.suppress(Exception):
-            self.close()
-        try:
-            self._camera = self._start()
-        except SourceError as exc:
-            raise FrameError(f"Pi camera lost: {exc}") from exc
-
-    def read(self) -> Frame:
-        try:
-            image = self._camera.capture_array("main")
-        except Exception as exc:
-            self._failures += 1
-            if self._failures >= self.RESTART_AFTER_FAILURES:
-                self._failures = 0
-                self._restart()
-            raise FrameError(f"the Pi camera gave no frame: {exc}") from exc
-        self._failures = 0
-        self._counter += 1
-        return Frame(np.ascontiguousarray(image[:, :, :3]), f"pi-{self._counter}", time.time())
-
-    def close(self) -> None:
-        try:
-            self._camera.stop()
-        finally:
-            self._camera.close()
-
-
-def open_source(spec: str, size: tuple[int, int] = CAPTURE_SIZE) -> FrameSource:
+def open_source(
+    spec: str, size: tuple[int, int] = CAPTURE_SIZE, settings: CameraSettings | None = None
+) -> FrameSource:
     """Turn ``--source`` text into a source: demo, picamera, webcam[:N] or a folder path.
 
-    ``size`` (width, height) is what the live cameras are asked to deliver.
+    ``size`` (width, height) is what the live cameras are asked to deliver, ``settings`` how they
+    are run (focus, flicker, capture timeout).
     """
     if spec == "demo":
         return DemoSource()
     if spec == "picamera":
-        return PiCameraSource(size)
+        return PiCameraSource(size, settings=settings)
     if spec == "webcam" or spec.startswith("webcam:"):
         _, _, index = spec.partition(":")
         if index and not index.isdigit():
             raise SourceError(f"webcam index must be a number, got {index!r}")
-        return WebcamSource(int(index or 0), size)
+        return WebcamSource(int(index or 0), size, settings=settings)
     return FolderSource(spec)

@@ -3,6 +3,10 @@
 One ``step()`` is one look at the camera, so tests drive the loop frame by frame with a fake clock;
 ``run()`` just repeats it. What counts as "something new" is a trigger: a still picture that changed
 (a folder or the demo replay) or a live stream that has come to rest (the settle detector).
+
+The loop also knows when a live camera last gave a picture: past ``stall_seconds`` without one the
+device is unhealthy (``health()``, shown by ``/api/health``) and ``run()`` stops sending its
+heartbeat, so systemd's watchdog restarts a process whose camera cannot be brought back.
 """
 
 from __future__ import annotations
@@ -114,6 +118,8 @@ class TrayWatcher:
         *,
         clock: Callable[[], float] = time.monotonic,
         poll_seconds: float = 0.1,
+        stall_seconds: float = 10.0,
+        heartbeat: Callable[[], object] = lambda: None,
     ):
         self.source = source
         self.read_frame = read_frame
@@ -121,6 +127,9 @@ class TrayWatcher:
         self.trigger = trigger or ChangedFrameTrigger()
         self.clock = clock
         self.poll_seconds = poll_seconds
+        self.stall_seconds = stall_seconds
+        self.heartbeat = heartbeat  # called while the camera delivers (systemd's watchdog)
+        self._last_picture_at = clock()  # when the camera last gave a picture (or the start)
         self._read_requested = threading.Event()
         self._last_error: str | None = None
         self._errors = 0
@@ -143,6 +152,7 @@ class TrayWatcher:
         except FrameError as exc:
             return self._frame_error(str(exc))
         self._last_error = None
+        self._last_picture_at = now
         self.last_frame = frame
         wanted, state = self.trigger.should_read(frame, now)
         if self._read_requested.is_set():
@@ -183,12 +193,43 @@ class TrayWatcher:
         self.sink.publish_error(f"error-{self._errors}", message)
         return True
 
+    def seconds_without_picture(self) -> float:
+        return max(0.0, self.clock() - self._last_picture_at)
+
+    def stalled(self) -> bool:
+        """A live camera that has given no picture for ``stall_seconds`` (a folder never is)."""
+        return self.source.live and self.seconds_without_picture() > self.stall_seconds
+
+    def health(self) -> dict:
+        """Whether the camera delivers, in words a player (or a monitoring script) can use."""
+        waited = self.seconds_without_picture()
+        body = {
+            "ok": not self.stalled(),
+            "camera": self.source.name,
+            "seconds_since_picture": round(waited, 1),
+        }
+        if not body["ok"]:
+            body["problem"] = (
+                f"the camera has given no picture for {waited:.0f} s"
+                + (f" ({self._last_error})" if self._last_error else "")
+            )
+        for key in ("restarts", "focus"):
+            value = getattr(self.source, key, None)
+            if value:
+                body[key] = value
+        return body
+
     def run(self, stop: threading.Event) -> None:
-        """Repeat ``step`` until ``stop`` is set; an unexpected bug is logged, never fatal."""
+        """Repeat ``step`` until ``stop`` is set; an unexpected bug is logged, never fatal.
+
+        Each pass that finds the camera delivering feeds systemd's watchdog."""
+        self._last_picture_at = self.clock()  # the camera's time to deliver starts now
         while not stop.is_set():
             try:
                 self.step()
             except Exception:  # keep the table's evening going; the log has the traceback
                 log.exception("tray watcher step failed")
                 self.sink.set_status("error", "internal error reading the tray; see the log")
+            if not self.stalled():
+                self.heartbeat()
             stop.wait(self.poll_seconds)

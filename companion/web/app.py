@@ -35,6 +35,8 @@ class DeviceHooks:
     set_corners: Callable[[list | None], dict] | None = None
     camera_picture: Callable[[], bytes | None] | None = None  # the whole frame, JPEG
     calibration_status: Callable[[], dict] | None = None
+    # {"ok": bool, ...}: whether the camera delivers; not ok makes /api/health answer 503
+    health: Callable[[], dict] | None = None
 
 
 def sse_message(kind: str, data: dict) -> str:
@@ -170,6 +172,12 @@ def create_app(
 
     @app.get("/api/health")
     def api_health():
-        return jsonify(ok=True, phones=hub.subscriber_count)
+        """200 while the device works; 503 (with the problem in words) while its camera stalls."""
+        camera = hooks.health() if hooks.health else None
+        ok = camera is None or bool(camera.get("ok"))
+        body = {"ok": ok, "phones": hub.subscriber_count}
+        if camera is not None:
+            body["camera"] = camera
+        return jsonify(body), 200 if ok else 503
 
     return app

@@ -93,3 +93,38 @@ def test_extra_host_names_are_a_list_of_names(tmp_path):
 def test_a_wrong_host_name_is_refused_at_start(tmp_path, value, message):
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, f"[server]\nallowed_hosts = {value}\n"))
+
+
+def test_the_camera_settings_are_read(tmp_path):
+    config = load_config(
+        write(
+            tmp_path,
+            "[camera]\nlens_height_mm = 250\nmains_hz = 50\ncapture_timeout_seconds = 1.5\n"
+            "lock_exposure = false\n[watcher]\nstall_seconds = 20\n",
+        )
+    )
+    assert config.camera.lens_height_mm == 250.0 and config.camera.mains_hz == 50
+    assert config.camera.capture_timeout_seconds == 1.5 and config.camera.lock_exposure is False
+    assert config.watcher.stall_seconds == 20.0
+
+
+def test_camera_defaults_guess_nothing():
+    """No height (autofocus once), no mains frequency (the camera's default): the user says."""
+    camera = Config().camera
+    assert camera.lens_height_mm == 0 and camera.mains_hz == 0 and camera.lock_exposure
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[camera]\nlens_height_mm = 25\n", r"in millimetres \(25 cm is 250\)"),
+        ("[camera]\nlens_height_mm = -250\n", "in millimetres"),
+        ("[camera]\nmains_hz = 55\n", "mains_hz must be 50, 60 or 0"),
+        ("[camera]\ncapture_timeout_seconds = 0\n", "must be more than 0"),
+        ("[watcher]\nstall_seconds = 1\n", "stall_seconds .* must be longer than"),
+        ("[camera]\nfocus = 'auto'\n", "unknown key 'focus'"),
+    ],
+)
+def test_camera_settings_that_cannot_work_are_refused_at_start(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))

@@ -225,3 +225,23 @@ def test_tapped_corners_are_used_for_the_next_reading(device):
     device.set_corners(None)
     assert device.watcher.step() is True
     assert sorted(seen[-1].tray_corners) == sorted(map(tuple, CORNERS))  # the model's again
+
+
+def test_the_held_exposure_survives_a_restart_and_new_corners_or_colours(tmp_path, fake):
+    path = tmp_path / "calibration.json"
+    lock = {"camera": "picamera",
+            "controls": {"ExposureTime": 9000, "AnalogueGain": 1.5, "ColourGains": [2.0, 1.4]}}
+    session = SessionCalibration(path, fake)
+    session.set_camera_lock(lock)
+    session.forget_colours()
+    again = SessionCalibration(path, fake)
+    assert again.camera_lock == lock
+    assert again.status()["exposure_held"] == lock["controls"]
+    again.set_camera_lock(None)
+    assert SessionCalibration(path, fake).camera_lock is None
+
+
+def test_a_held_exposure_that_is_not_a_table_is_ignored(tmp_path, fake):
+    path = tmp_path / "calibration.json"
+    path.write_text('{"calibration": {}, "camera_lock": [1, 2]}')
+    assert SessionCalibration(path, fake).camera_lock is None

@@ -1,7 +1,6 @@
 import os
 import shutil
 import sys
-import types
 from pathlib import Path
 
 import cv2
@@ -10,6 +9,8 @@ import pytest
 
 from firmware.sources import (
     DEMO_DIR,
+    CameraSettings,
+    CameraStalled,
     DemoSource,
     DemoStep,
     FolderSource,
@@ -138,68 +139,6 @@ def test_picamera_without_the_library_gives_install_advice(monkeypatch):
         PiCameraSource()
 
 
-def fake_picamera2(cameras, failures=0):
-    calls = []
-    broken = [failures]
-
-    class Picamera2:
-        @staticmethod
-        def global_camera_info():
-            return cameras
-
-        def __init__(self, num=0):
-            calls.append(("init", num))
-
-        def create_video_configuration(self, main):
-            calls.append(("config", main))
-            return {"main": main}
-
-        def configure(self, config):
-            calls.append(("configure", config))
-
-        def start(self):
-            calls.append(("start",))
-
-        def capture_array(self, stream):
-            if broken[0] > 0:
-                broken[0] -= 1
-                raise RuntimeError("camera timed out")
-            return np.zeros((648, 1152, 3), np.uint8)
-
-        def stop(self):
-            calls.append(("stop",))
-
-        def close(self):
-            calls.append(("close",))
-
-    return types.SimpleNamespace(Picamera2=Picamera2), calls
-
-
-def test_picamera_source_asks_for_bgr_frames_and_releases_the_camera(monkeypatch):
-    module, calls = fake_picamera2([{"Model": "imx708"}])
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    source = PiCameraSource()
-    frame = source.read()
-    assert frame.image.shape == (648, 1152, 3)
-    assert ("config", {"size": (1152, 648), "format": "RGB888"}) in calls
-    source.close()
-    assert calls[-2:] == [("stop",), ("close",)]
-
-
-def test_picamera_source_asks_for_the_configured_size(monkeypatch):
-    module, calls = fake_picamera2([{"Model": "imx708"}])
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    open_source("picamera", (1536, 864)).close()
-    assert ("config", {"size": (1536, 864), "format": "RGB888"}) in calls
-
-
-def test_picamera_source_with_no_camera_attached(monkeypatch):
-    module, _ = fake_picamera2([])
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    with pytest.raises(SourceError, match="no Raspberry Pi camera"):
-        PiCameraSource()
-
-
 def test_open_source_understands_the_spec(tmp_path):
     assert isinstance(open_source("demo"), DemoSource)
     assert isinstance(open_source(str(tmp_path)), FolderSource)
@@ -213,13 +152,122 @@ def test_demo_pictures_are_shipped_in_the_package():
     assert not DEMO_DIR.is_symlink()
 
 
-def test_picamera_source_restarts_a_camera_that_stopped_answering(monkeypatch):
-    failures = PiCameraSource.RESTART_AFTER_FAILURES
-    module, calls = fake_picamera2([{"Model": "imx708"}], failures=failures)
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    source = PiCameraSource()
-    for _ in range(PiCameraSource.RESTART_AFTER_FAILURES):
-        with pytest.raises(FrameError, match="no frame"):
+# webcam: timeouts and exposure ----------------------------------------------------------------
+
+
+class ControlledCapture(FakeCapture):
+    """A webcam whose read can hang, and whose controls answer like a UVC camera's."""
+
+    def __init__(self, frames=(), refuse=(), hang=None):
+        super().__init__(frames or [np.zeros((4, 4, 3), np.uint8)] * 100)
+        self.props = {cv2.CAP_PROP_EXPOSURE: 156.0, cv2.CAP_PROP_WB_TEMPERATURE: 4600.0}
+        self.refuse = set(refuse)
+        self.hang = hang  # a threading.Event the next read waits on
+        self.sets = []
+
+    def set(self, prop, value):
+        self.sets.append((prop, value))
+        if prop in self.refuse:
+            return False
+        self.props[prop] = value
+        return True
+
+    def get(self, prop):
+        return self.props.get(prop, -1.0)
+
+    def read(self):
+        if self.hang is not None:
+            self.hang.wait(5)
+        return super().read()
+
+
+def test_a_webcam_read_that_hangs_times_out_and_the_webcam_is_opened_again():
+    import threading
+
+    release = threading.Event()
+    stuck = ControlledCapture(hang=release)
+    fresh = ControlledCapture()
+    captures = [stuck, fresh]
+    source = WebcamSource(
+        0, capture_factory=lambda i: captures.pop(0), settings=CameraSettings(capture_timeout=0.1)
+    )
+    with pytest.raises(CameraStalled, match=r"no picture for 0\.1 s"):
+        source.read()
+    assert source.restarts == 1 and not captures  # a new capture is open
+    assert source.read().frame_id == "webcam-1"
+    assert not stuck.released  # still inside its read: released when that returns
+    release.set()
+    for _ in range(50):
+        if stuck.released:
+            break
+        threading.Event().wait(0.02)
+    assert stuck.released
+
+
+def test_a_webcam_lock_holds_exposure_and_white_balance_where_it_settled():
+    capture = ControlledCapture()
+    naps = []
+    source = WebcamSource(0, capture_factory=lambda i: capture, sleep=naps.append)
+    lock = source.lock_exposure()
+    assert lock == {"camera": "webcam", "controls": {"exposure": 156.0, "wb_temperature": 4600.0}}
+    assert naps == [WebcamSource.SETTLE_SECONDS]  # automatic exposure had time to settle first
+    assert capture.sets[-4:] == [
+        (cv2.CAP_PROP_AUTO_EXPOSURE, 1), (cv2.CAP_PROP_EXPOSURE, 156.0),
+        (cv2.CAP_PROP_AUTO_WB, 0), (cv2.CAP_PROP_WB_TEMPERATURE, 4600.0),
+    ]
+    # before holding, it was let loose to adapt to the light
+    assert (cv2.CAP_PROP_AUTO_EXPOSURE, 3) in capture.sets[:-4]
+
+
+def test_what_a_webcam_refuses_is_logged_and_not_saved(caplog):
+    capture = ControlledCapture(refuse={cv2.CAP_PROP_WB_TEMPERATURE})
+    source = WebcamSource(0, capture_factory=lambda i: capture, sleep=lambda s: None)
+    with caplog.at_level("WARNING"):
+        lock = source.lock_exposure()
+    assert lock["controls"] == {"exposure": 156.0}
+    assert "webcam 0 refused to hold its wb_temperature" in caplog.text
+    assert source.read().image is not None  # and it goes on working
+
+
+def test_a_saved_webcam_lock_is_applied_at_every_open():
+    captures = [ControlledCapture(), ControlledCapture()]
+    opened = list(captures)
+    source = WebcamSource(0, capture_factory=lambda i: captures.pop(0))
+    source.use_exposure_lock({"camera": "webcam", "controls": {"exposure": 80}})
+    assert opened[0].props[cv2.CAP_PROP_EXPOSURE] == 80
+    assert opened[0].props.get(cv2.CAP_PROP_AUTO_EXPOSURE) == 1
+    opened[0].frames.clear()  # it stops giving frames: reopened after a few failures
+    for _ in range(WebcamSource.REOPEN_AFTER_FAILURES):
+        with pytest.raises(FrameError):
             source.read()
-    assert [c[0] for c in calls].count("start") == 2  # started again
-    assert source.read().image.shape == (648, 1152, 3)
+    assert opened[1].props[cv2.CAP_PROP_EXPOSURE] == 80
+
+
+def test_a_pi_camera_lock_is_not_used_on_a_webcam():
+    capture = ControlledCapture()
+    source = WebcamSource(0, capture_factory=lambda i: capture)
+    source.use_exposure_lock({"camera": "picamera", "controls": {"ExposureTime": 9000}})
+    assert capture.sets == [(cv2.CAP_PROP_FRAME_WIDTH, 1152), (cv2.CAP_PROP_FRAME_HEIGHT, 648)]
+
+
+def test_a_webcam_that_is_gone_is_retried_every_few_seconds():
+    clock = FakeClock(100.0)
+    image = np.zeros((4, 4, 3), np.uint8)
+    captures = [FakeCapture([]), FakeCapture([], opened=False), FakeCapture([image])]
+    opened = []
+
+    def factory(index):
+        opened.append(index)
+        return captures.pop(0)
+
+    source = WebcamSource(0, capture_factory=factory, clock=clock)
+    for _ in range(WebcamSource.REOPEN_AFTER_FAILURES - 1):
+        with pytest.raises(FrameError):
+            source.read()
+    with pytest.raises(CameraStalled, match="webcam lost"):
+        source.read()  # reopening fails: unplugged
+    with pytest.raises(CameraStalled, match="webcam lost"):
+        source.read()  # not tried again yet
+    assert len(opened) == 2
+    clock.now += WebcamSource.RETRY_SECONDS
+    assert source.read().frame_id == "webcam-1"
