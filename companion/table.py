@@ -85,8 +85,11 @@ def seat_names(players: object) -> list[str]:
 
 def fingerprint(*request: object) -> str:
     """What a request asked for, to tell a retry from another request under the same key."""
-    text = json.dumps(request, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    try:
+        text = json.dumps(request, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        raise TableError("this request is not plain JSON (or nested too deeply)") from None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class GameTable:

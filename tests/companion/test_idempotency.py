@@ -175,3 +175,15 @@ def test_eight_retries_at_once_apply_once(device):
     assert {a.status_code for a in answers} == {200}
     assert len({a.get_data() for a in answers}) == 1
     assert device.store.event_count(game["id"]) == game["seq"] + 1
+
+
+def test_a_key_with_a_command_too_deep_to_fingerprint_is_refused_in_words(device):
+    game = in_play(device)
+    note = "x"
+    for _ in range(5000):
+        note = [note]
+    from companion.table import TableError
+
+    with pytest.raises(TableError, match="nested too deeply"):
+        device.table.command(game["id"], game["seq"], {"type": "undo", "note": note}, key=key(1))
+    assert device.store.event_count(game["id"]) == game["seq"]
