@@ -2,7 +2,11 @@
 
 SQLite in WAL mode with ``synchronous=FULL`` so a pulled power cord loses at most the write in
 flight, never the game. Game events are append-only rows keyed by (game, seq): two phones
-appending on the same base collide on the key instead of both landing.
+appending on the same base collide on the key instead of both landing. A new game's row and its
+first events are one transaction, so a crash never leaves a game without players. A write's
+idempotency key is stored on its last event in the same transaction, so a retried request is
+recognised even after a restart. An event the rules can no longer read is moved, not deleted, to
+``quarantined_events`` (see ``companion.recovery``).
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SCHEMA = """
@@ -34,7 +39,37 @@ CREATE TABLE IF NOT EXISTS events (
     body TEXT NOT NULL,
     PRIMARY KEY (game_id, seq)
 );
+CREATE TABLE IF NOT EXISTS quarantined_events (
+    game_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    quarantined_at REAL NOT NULL
+);
 """
+
+# Added after the first release: an existing file gets the columns when it is opened.
+MIGRATIONS = (
+    ("events", "idem_key", "ALTER TABLE events ADD COLUMN idem_key TEXT"),
+    ("events", "idem_request", "ALTER TABLE events ADD COLUMN idem_request TEXT"),
+)
+INDEXES = """
+CREATE UNIQUE INDEX IF NOT EXISTS events_idem_key ON events (idem_key)
+    WHERE idem_key IS NOT NULL;
+"""
+
+# SQLite's INTEGER is 64-bit signed; a larger id in a URL can name no row (and would raise).
+SQLITE_MAX_INT = 2**63 - 1
+
+
+def _row_id(value: int) -> bool:
+    """Whether ``value`` can be a row id at all (ids beyond SQLite's range name nothing)."""
+    return 0 <= value <= SQLITE_MAX_INT
+
+
+def to_json(body: object) -> str:
+    """Strict JSON for the log (no NaN/Infinity, which other readers refuse); ValueError if not."""
+    return json.dumps(body, allow_nan=False)
 
 
 class StoreError(RuntimeError):
@@ -59,11 +94,19 @@ class Store:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
+            self._migrate()
             self._db.execute("PRAGMA quick_check").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot use data file {self.path}: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"cannot create data folder {self.path.parent}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        for table, column, statement in MIGRATIONS:
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in columns:
+                self._db.execute(statement)
+        self._db.executescript(INDEXES)
 
     def close(self) -> None:
         with self._lock:
@@ -98,6 +141,8 @@ class Store:
         return [(row[0], json.loads(row[1])) for row in rows]
 
     def picture(self, reading_id: int) -> bytes | None:
+        if not _row_id(reading_id):
+            return None
         with self._lock:
             row = self._db.execute(
                 "SELECT picture FROM readings WHERE id = ?", (reading_id,)
@@ -105,16 +150,29 @@ class Store:
         return row[0] if row else None
 
     # -- games -----------------------------------------------------------------------------
-    def create_game(self, title: str = "") -> int:
-        with self._lock:
+    def create_game(
+        self, title: str, events: Iterable[dict], idem: tuple[str, str] | None = None
+    ) -> int:
+        """Store a new game and its first events in one transaction: all of it, or nothing."""
+        bodies = [to_json(event) for event in events]  # ValueError before anything is written
+        if not bodies:
+            raise ValueError("a game starts with at least one event")
+        with self._lock, self._transaction():
             cursor = self._db.execute(
                 "INSERT INTO games (created_at, title) VALUES (?, ?)", (time.time(), title)
             )
+            self._insert_events(cursor.lastrowid, 0, bodies, idem)
             return cursor.lastrowid
 
     def latest_game(self) -> int | None:
+        """The newest game that has events (a game row without any, left by an older version
+        killed mid-creation, is not a game anyone can play)."""
         with self._lock:
-            row = self._db.execute("SELECT id FROM games ORDER BY id DESC LIMIT 1").fetchone()
+            row = self._db.execute(
+                "SELECT id FROM games g"
+                " WHERE EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id)"
+                " ORDER BY id DESC LIMIT 1"
+            ).fetchone()
         return row[0] if row else None
 
     def games(self) -> list[dict]:
@@ -126,40 +184,124 @@ class Store:
         return [{"id": r[0], "created_at": r[1], "title": r[2], "events": r[3]} for r in rows]
 
     def events(self, game_id: int) -> list[dict]:
+        """The game's log; StoreError naming the row when one is not JSON at all."""
+        events = []
+        for seq, body in self.event_rows(game_id):
+            try:
+                events.append(json.loads(body))
+            except (ValueError, RecursionError) as exc:
+                raise StoreError(f"game {game_id}, event #{seq + 1} is not readable JSON") from exc
+        return events
+
+    def event_rows(self, game_id: int) -> list[tuple[int, str]]:
+        """The log as stored: (seq, JSON text), for repairing a log that no longer loads."""
+        if not _row_id(game_id):
+            return []
         with self._lock:
-            rows = self._db.execute(
-                "SELECT body FROM events WHERE game_id = ? ORDER BY seq", (game_id,)
+            return self._db.execute(
+                "SELECT seq, body FROM events WHERE game_id = ? ORDER BY seq", (game_id,)
             ).fetchall()
-        return [json.loads(row[0]) for row in rows]
 
     def event_count(self, game_id: int) -> int:
+        if not _row_id(game_id):
+            return 0
         with self._lock:
             return self._db.execute(
                 "SELECT COUNT(*) FROM events WHERE game_id = ?", (game_id,)
             ).fetchone()[0]
 
-    def append_events(self, game_id: int, base_seq: int, events: Iterable[dict]) -> int:
-        """Append after ``base_seq`` events; raise SeqConflict if the log has moved on."""
+    def append_events(
+        self,
+        game_id: int,
+        base_seq: int,
+        events: Iterable[dict],
+        idem: tuple[str, str] | None = None,
+    ) -> int:
+        """Append after ``base_seq`` events; raise SeqConflict if the log has moved on.
+
+        ``idem`` is (key, request fingerprint) of the request that made the events; it is kept
+        on the last one, in the same transaction.
+        """
+        bodies = [to_json(event) for event in events]  # ValueError before anything is written
+        with self._lock, self._transaction():
+            count = self._db.execute(
+                "SELECT COUNT(*) FROM events WHERE game_id = ?", (game_id,)
+            ).fetchone()[0]
+            if count != base_seq:
+                raise SeqConflict(
+                    f"the game moved on ({count} events, you saw {base_seq}); reload and retry"
+                )
+            return self._insert_events(game_id, base_seq, bodies, idem)
+
+    def _insert_events(
+        self, game_id: int, seq: int, bodies: list[str], idem: tuple[str, str] | None
+    ) -> int:
+        for n, body in enumerate(bodies):
+            key, request = idem if idem and n == len(bodies) - 1 else (None, None)
+            self._db.execute(
+                "INSERT INTO events (game_id, seq, created_at, body, idem_key, idem_request)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (game_id, seq, time.time(), body, key, request),
+            )
+            seq += 1
+        return seq
+
+    def idempotent(self, key: str) -> tuple[int, int, str] | None:
+        """(game id, events up to and with the write, request fingerprint) of an earlier
+        write made with this idempotency key, or None."""
         with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                count = self._db.execute(
-                    "SELECT COUNT(*) FROM events WHERE game_id = ?", (game_id,)
-                ).fetchone()[0]
-                if count != base_seq:
-                    raise SeqConflict(
-                        f"the game moved on ({count} events, you saw {base_seq}); reload and retry"
-                    )
-                seq = base_seq
-                for event in events:
+            row = self._db.execute(
+                "SELECT game_id, seq, idem_request FROM events WHERE idem_key = ?", (key,)
+            ).fetchone()
+        return (row[0], row[1] + 1, row[2]) if row else None
+
+    def quarantine(self, game_id: int, keep: list[tuple[int, str]], reasons: dict[int, str]
+                   ) -> None:
+        """Rewrite a game's log as ``keep`` (old seq, new JSON text), in order; every other
+        row moves to ``quarantined_events`` with its reason. One transaction."""
+        with self._lock, self._transaction():
+            rows = self._db.execute(
+                "SELECT seq, created_at, body, idem_key, idem_request FROM events"
+                " WHERE game_id = ? ORDER BY seq",
+                (game_id,),
+            ).fetchall()
+            kept = dict(keep)
+            now = time.time()
+            for seq, _, body, _, _ in rows:
+                if seq not in kept:
                     self._db.execute(
-                        "INSERT INTO events (game_id, seq, created_at, body) VALUES (?, ?, ?, ?)",
-                        (game_id, seq, time.time(), json.dumps(event)),
+                        "INSERT INTO quarantined_events (game_id, seq, body, reason,"
+                        " quarantined_at) VALUES (?, ?, ?, ?, ?)",
+                        (game_id, seq, body, reasons.get(seq, "unreadable"), now),
                     )
-                    seq += 1
-                self._db.execute("COMMIT")
-                return seq
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+            self._db.execute("DELETE FROM events WHERE game_id = ?", (game_id,))
+            by_seq = {row[0]: row for row in rows}
+            for new_seq, (old_seq, body) in enumerate(keep):
+                _, created_at, _, key, request = by_seq[old_seq]
+                self._db.execute(
+                    "INSERT INTO events (game_id, seq, created_at, body, idem_key, idem_request)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (game_id, new_seq, created_at, body, key, request),
+                )
+
+    def quarantined(self, game_id: int) -> list[dict]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, body, reason FROM quarantined_events WHERE game_id = ?"
+                " ORDER BY rowid",
+                (game_id,),
+            ).fetchall()
+        return [{"seq": r[0], "body": r[1], "reason": r[2]} for r in rows]
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT; any exception rolls all of it back (the caller holds
+        the lock)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise

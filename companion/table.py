@@ -3,16 +3,25 @@
 Each command names the number of events the phone had seen (``base``). If another phone got in
 first, the command is refused as stale instead of being applied to a game its sender never saw:
 two players pressing at once cannot both take the same turn. The rules engine checks the command
-itself; only an accepted command is written, so a refused one leaves no trace.
+itself on a copy of the game; the copy replaces the game in memory only once its event is stored,
+so a refused or failed command leaves no trace, in memory or on disk.
+
+A write may carry an idempotency key (a phone makes one per tap and sends it again when it
+retries after a lost answer): the key is stored with the write's event, and a repeat is answered
+with the first answer instead of being applied twice.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
+import unicodedata
 from collections.abc import Callable
 
 from companion.amerigo import Game
 from companion.hub import Hub
+from companion.recovery import load_game
 from companion.store import SeqConflict, Store
 
 COMMAND_TYPES = frozenset(
@@ -33,8 +42,55 @@ COMMAND_TYPES = frozenset(
 )
 
 
+# What a phone's screen has room for; not rules, so no rulebook number is at stake.
+NAME_MAX = 24  # a player's name
+TITLE_MAX = 60  # a game's name
+
+
 class TableError(ValueError):
     """A request the table cannot take (no game, bad shape); the message is for the players."""
+
+
+class KeyReused(TableError):
+    """An idempotency key sent again with another request than the one it was first used for."""
+
+
+def _text(value: object, what: str, most: int) -> str:
+    """Stripped text of at most ``most`` characters, without control or invisible format
+    characters (which would make two names look alike or break a screen's layout)."""
+    if not isinstance(value, str):
+        raise TableError(f"{what} must be a text")
+    value = value.strip()
+    if len(value) > most:
+        raise TableError(f"{what} is at most {most} characters: {value[:most]!r}...")
+    if any(unicodedata.category(ch)[0] == "C" for ch in value):
+        raise TableError(f"{what} {value!r} holds a control or invisible character")
+    return value
+
+
+def seat_names(players: object) -> list[str]:
+    """The players' names as given, checked: texts, not blank, unique ignoring case."""
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise TableError("players must be a list of names")
+    names = [_text(p, "a player's name", NAME_MAX) for p in players]
+    names = [n for n in names if n]
+    seen: dict[str, str] = {}
+    for name in names:
+        folded = unicodedata.normalize("NFKC", name).casefold()
+        if folded in seen:
+            raise TableError(f"two players are called {seen[folded]!r} and {name!r}: "
+                             "names must differ (ignoring capitals)")
+        seen[folded] = name
+    return names
+
+
+def fingerprint(*request: object) -> str:
+    """What a request asked for, to tell a retry from another request under the same key."""
+    try:
+        text = json.dumps(request, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        raise TableError("this request is not plain JSON (or nested too deeply)") from None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class GameTable:
@@ -53,9 +109,8 @@ class GameTable:
     def _load(self, game_id: int) -> Game:
         if self._cached and self._cached[:2] == (game_id, self._store.event_count(game_id)):
             return self._cached[2]
-        events = self._store.events(game_id)
-        game = Game.from_events(events)
-        self._cached = (game_id, len(events), game)
+        game = load_game(self._store, game_id)
+        self._cached = (game_id, len(game), game)
         return game
 
     def current_id(self) -> int | None:
@@ -73,7 +128,7 @@ class GameTable:
     def _snapshot(game_id: int, game: Game) -> dict:
         return {
             "id": game_id,
-            "seq": len(game.events),
+            "seq": len(game),
             "state": game.state_dict(),
             "score_sheet": game.score_sheet(),
             "history": game.history(),
@@ -94,66 +149,104 @@ class GameTable:
             return None
         return dict(state.get("vision_bounds") or {}) or None
 
-    def events(self, game_id: int) -> list[dict]:
-        """The stored log of any game, as ``cubetower replay`` reads it."""
-        events = self._store.events(game_id)
-        if not events:
+    def log_text(self, game_id: int) -> str:
+        """The stored log of any game, one JSON event a line, as ``cubetower replay`` reads it
+        (the text as stored, so even a log that no longer loads can be taken away)."""
+        rows = self._store.event_rows(game_id)
+        if not rows:
             raise TableError(f"there is no game {game_id}")
-        return events
+        return "".join(body + "\n" for _, body in rows)
 
     def games(self) -> list[dict]:
         return self._store.games()
 
     # -- writing ---------------------------------------------------------------------------
-    def new_game(self, players: list[str], name: str = "", settings: dict | None = None) -> dict:
-        """Start a game: created and seated in one go, so a half-made game is never stored."""
-        if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-            raise TableError("players must be a list of names")
-        players = [p.strip() for p in players if p.strip()]
+    def new_game(
+        self,
+        players: list[str],
+        name: str | None = "",
+        settings: dict | None = None,
+        key: str | None = None,
+    ) -> dict:
+        """Start a game: created and seated in one transaction, so a half-made game is never
+        stored. ``key``: the request's idempotency key (a repeat gets the first answer)."""
+        players = seat_names(players)
+        name = _text("" if name is None else name, "the game's name", TITLE_MAX)
         created: dict = {"v": 1, "type": "game_created"}
         if name:
-            created["name"] = str(name)
+            created["name"] = name
         if settings:
             created["settings"] = settings
         game = Game()
         game.apply(created)
         game.command({"type": "players_seated", "players": players})
+        idem = (key, fingerprint("new_game", players, name, settings)) if key else None
         with self._lock:
-            game_id = self._store.create_game(created.get("name", ""))
-            self._store.append_events(game_id, 0, game.events)
-            self._cached = (game_id, len(game.events), game)
+            first = self._first_answer(idem)
+            if first is not None:
+                return first
+            try:
+                game_id = self._store.create_game(name, game.events, idem)
+            except ValueError as exc:
+                raise TableError(f"this game cannot be stored: {exc}") from None
+            self._cached = (game_id, len(game), game)
             snapshot = self._snapshot(game_id, game)
         self._announce(snapshot)
         return snapshot
 
-    def command(self, game_id: int, base: int, command: dict) -> dict:
-        """Apply one phone's command if it saw the latest state; RulesError/SeqConflict if not."""
+    def command(self, game_id: int, base: int, command: dict, key: str | None = None) -> dict:
+        """Apply one phone's command if it saw the latest state; RulesError/SeqConflict if not.
+
+        The game in memory is replaced only after the event is stored. ``key``: the request's
+        idempotency key; a repeat (even with a fresher ``base``) gets the first answer.
+        """
         if not isinstance(command, dict):
             raise TableError("a command must be a JSON object")
         kind = command.get("type")
-        if kind not in COMMAND_TYPES:
+        if not isinstance(kind, str) or kind not in COMMAND_TYPES:
             raise TableError(
                 f"unknown command type {kind!r}; one of {', '.join(sorted(COMMAND_TYPES))}"
             )
+        idem = (key, fingerprint("command", game_id, command)) if key else None
         with self._lock:
+            first = self._first_answer(idem)
+            if first is not None:
+                return first
             if game_id != self.current_id():
                 raise TableError(f"game {game_id} is not the game at the table")
             game = self._load(game_id)
-            if base != len(game.events):
+            if base != len(game):
                 raise SeqConflict(
-                    f"the game moved on ({len(game.events)} events, you saw {base}); "
+                    f"the game moved on ({len(game)} events, you saw {base}); "
                     "the screen has been refreshed, please try again"
                 )
-            event = game.command(command)  # RulesError: refused, game untouched
+            after = game.copy()
+            event = after.command(command)  # RulesError: refused, the game is untouched
             try:
-                self._store.append_events(game_id, base, [event])
-            except Exception:
-                self._cached = None  # the disk did not take it: rebuild from what it holds
-                raise
-            self._cached = (game_id, len(game.events), game)
-            snapshot = self._snapshot(game_id, game)
+                self._store.append_events(game_id, base, [event], idem)
+            except ValueError as exc:
+                raise TableError(f"this command cannot be stored: {exc}") from None
+            self._cached = (game_id, len(after), after)
+            snapshot = self._snapshot(game_id, after)
         self._announce(snapshot)
         return snapshot
+
+    def _first_answer(self, idem: tuple[str, str] | None) -> dict | None:
+        """The answer a write with this idempotency key got, if it was made (lock held)."""
+        if idem is None:
+            return None
+        found = self._store.idempotent(idem[0])
+        if found is None:
+            return None
+        game_id, seq, request = found
+        if request != idem[1]:
+            raise KeyReused("this Idempotency-Key was already used for another request; "
+                            "send a new key with each new request")
+        if game_id == self.current_id():
+            game = self._load(game_id)
+            if len(game) == seq:
+                return self._snapshot(game_id, game)
+        return self._snapshot(game_id, Game.from_events(self._store.events(game_id)[:seq]))
 
     def reading_expected(self, snapshot: dict) -> str | None:
         """The event a tray reading would be now: the set-up drop, a phase's drop, or None."""

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+from companion.web.inputs import MAX_BODY_BYTES
 from firmware.config import ConfigError, load_config, with_overrides
 
 
@@ -216,6 +217,8 @@ def _serve(args: argparse.Namespace) -> int:
             port=config.server.port,
             threads=config.server.threads,
             channel_timeout=30,
+            # waitress refuses a larger body (413) before buffering it; the app's own limit
+            max_request_body_size=MAX_BODY_BYTES,
         )
     except OSError as exc:
         device.stop()

@@ -180,7 +180,8 @@ def with_overrides(config: Config, **flags) -> Config:
     """Apply command-line flags (None means "not given") over the file's values."""
     server = dataclasses.replace(
         config.server,
-        **{k: v for k, v in {"host": flags.get("host"), "port": flags.get("port")}.items() if v},
+        **{k: v for k, v in {"host": flags.get("host"), "port": flags.get("port")}.items()
+           if v is not None},
     )
     camera = config.camera
     if flags.get("source"):

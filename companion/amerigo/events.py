@@ -9,6 +9,7 @@ event is *legal* at that moment is the fold's job. See ``docs/events.md`` for th
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -233,10 +234,29 @@ def parse_event(raw: Any) -> dict:
         )
     body = _check_fields(etype, raw, SCHEMAS[etype])
     out = {"v": VERSION, "type": etype, **body}
-    for meta in ("at", "note"):
+    for meta, check in (("at", _timestamp), ("note", _note)):
         if meta in raw:
-            out[meta] = raw[meta]
+            out[meta] = check(raw[meta])
     return out
+
+
+NOTE_MAX = 500  # characters: a remark at the table, not a document (the log is sent to phones)
+
+
+def _timestamp(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise MalformedEvent(f"at must be a time (seconds since 1970), got {v!r}")
+    return v
+
+
+def _note(v: Any) -> str:
+    """Free text. Checked like any field, since a note is copied with every event: an
+    unchecked one (a list nested a thousand deep) once broke every later view of the game."""
+    if not isinstance(v, str):
+        raise MalformedEvent(f"note must be a text, got {type(v).__name__}")
+    if len(v) > NOTE_MAX:
+        raise MalformedEvent(f"a note is at most {NOTE_MAX} characters, this one has {len(v)}")
+    return v
 
 
 @dataclass(frozen=True)

@@ -79,9 +79,18 @@ class Game:
             state.strict = False
             res = Resolution([*self._res.active, True], dict(self._res.targets),
                              dict(self._res.corrected))
+        out = copy.deepcopy(e)  # before the game changes: if anything above raised, it has not
         self._events.append(e)
         self._state, self._res = state, res
-        return copy.deepcopy(e)
+        return out
+
+    def copy(self) -> Game:
+        """A game that can take a command without changing this one (``apply`` never changes a
+        state in place, it replaces it), so a caller can keep this one until the new event is
+        stored."""
+        twin = copy.copy(self)
+        twin._events = list(self._events)
+        return twin
 
     def undo(self) -> dict:
         return self.command({"v": 1, "type": "undo"})
@@ -90,6 +99,10 @@ class Game:
         return self.command({"v": 1, "type": "undo", "redo": True})
 
     # --- views ----------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """How many events the log holds (without copying them, unlike ``events``)."""
+        return len(self._events)
 
     @property
     def events(self) -> list[dict]:

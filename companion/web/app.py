@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from flask import Flask, Response, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
 
 from companion.amerigo.offer import COLOURS
 from companion.hub import Hub
@@ -20,6 +21,7 @@ from companion.table import GameTable
 from companion.tray import TrayBoard, empty_tray_body
 from companion.web.access import AccessPolicy, install_access
 from companion.web.game_api import game_blueprint
+from companion.web.inputs import MAX_BODY_BYTES, BadInput, json_body, query_int
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,24 @@ def create_app(
     app = Flask(__name__)
     app.json.sort_keys = False
     install_access(app, access, hub)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+
+    @app.errorhandler(BadInput)
+    def bad_input(exc: BadInput):
+        return jsonify(error=str(exc), kind="BadInput"), 400
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        """Werkzeug's refusals (no such page, too big, wrong method) in words, as JSON."""
+        if exc.code == 413:
+            message = f"the request is too big (at most {MAX_BODY_BYTES // 1024} KiB)"
+        else:
+            message = f"{exc.name}: {exc.description}"
+        response = jsonify(error=message, kind=type(exc).__name__)
+        response.status_code = exc.code or 500
+        if exc.code == 405 and exc.valid_methods:
+            response.headers["Allow"] = ", ".join(exc.valid_methods)
+        return response
 
     def tray_body() -> dict:
         return board.latest() or empty_tray_body()
@@ -76,10 +96,8 @@ def create_app(
 
     @app.get("/api/tray/history")
     def api_tray_history():
-        limit = request.args.get("limit", "30")
-        if not limit.isdigit() or not 1 <= int(limit) <= 500:
-            return jsonify(error="limit must be a whole number from 1 to 500"), 400
-        return jsonify(readings=board.history(int(limit)))
+        limit = query_int(request.args, "limit", 30, 1, 500)
+        return jsonify(readings=board.history(limit))
 
     @app.get("/api/tray/picture/<int:reading_id>.jpg")
     def api_tray_picture(reading_id: int):
@@ -116,10 +134,14 @@ def create_app(
     def api_calibrate_corners():
         if hooks.set_corners is None:
             return jsonify(error="this device has no camera to calibrate"), 503
-        body = request.get_json(silent=True)
-        if not isinstance(body, dict) or "corners" not in body:
-            return jsonify(error='send {"corners": [[x, y], [x, y], [x, y], [x, y]]} '
-                                 'or {"corners": null} for the automatic tray finder'), 400
+        usage = ('send {"corners": [[x, y], [x, y], [x, y], [x, y]]} '
+                 'or {"corners": null} for the automatic tray finder')
+        try:
+            body = json_body(request.get_data(), request.mimetype, frozenset({"corners"}))
+        except BadInput as exc:
+            return jsonify(error=f"{exc}: {usage}", kind="BadInput"), 400
+        if "corners" not in body:
+            return jsonify(error=usage), 400
         try:
             return jsonify(hooks.set_corners(body["corners"]))
         except ValueError as exc:

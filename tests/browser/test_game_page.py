@@ -232,6 +232,37 @@ def test_undo_then_redo(served, browser):
     phone.close()
 
 
+def test_a_lost_answer_is_sent_again_with_the_same_key_and_applied_once(served, browser):
+    """The Wi-Fi drops the device's answer: the page sends the tap again with its key, the
+    device answers as the first time, and the tap counts once (no "another phone" notice)."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    keys = []
+
+    def lose_the_first_answer(route):
+        keys.append(route.request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            route.fetch()  # the device gets the tap and applies it...
+            route.abort("connectionreset")  # ...but its answer never reaches the phone
+        else:
+            route.continue_()
+
+    phone.route("**/api/game/*/command", lose_the_first_answer)
+    phone.click("button.gold-instead")
+    phone.wait_title("Ben's turn")
+    phone.wait_for_function("!document.body.classList.contains('busy')")
+    assert len(keys) == 2 and keys[0] == keys[1] and len(keys[0]) == 32
+    assert game(url, phone)["seq"] == snap["seq"] + 1
+    assert phone.is_hidden("#game-notice") and phone.locator(".refusal").count() == 0
+    phone.click("button.gold-instead")  # the next tap has a key of its own
+    phone.wait_title("Cleo's turn")
+    assert len(keys) == 3 and keys[2] != keys[0]
+    assert game(url, phone)["seq"] == snap["seq"] + 2
+    phone.close()
+
+
 def test_two_phones_one_acts_the_other_follows_and_a_stale_one_is_told(served, browser):
     url, _, device = served
     to_actions(device.table)

@@ -32,23 +32,23 @@ def test_only_recent_pictures_are_kept(store):
 
 
 def test_events_append_in_order_and_refuse_a_stale_base(store):
-    game = store.create_game("test")
-    assert store.append_events(game, 0, [{"type": "a"}, {"type": "b"}]) == 2
+    game = store.create_game("test", [{"type": "a"}])
+    assert store.append_events(game, 1, [{"type": "b"}, {"type": "c"}]) == 3
     with pytest.raises(SeqConflict):
         store.append_events(game, 1, [{"type": "late"}])
-    assert [e["type"] for e in store.events(game)] == ["a", "b"]
+    assert [e["type"] for e in store.events(game)] == ["a", "b", "c"]
     assert store.latest_game() == game
 
 
 def test_two_writers_on_the_same_base_only_one_lands(store):
-    game = store.create_game()
+    game = store.create_game("", [{"type": "created"}])
     results = []
     barrier = threading.Barrier(2)
 
     def press(name):
         barrier.wait()
         try:
-            store.append_events(game, 0, [{"by": name}])
+            store.append_events(game, 1, [{"by": name}])
             results.append(name)
         except SeqConflict:
             results.append("conflict")
@@ -59,7 +59,7 @@ def test_two_writers_on_the_same_base_only_one_lands(store):
     for t in threads:
         t.join()
     assert sorted(results)[0] == "conflict"
-    assert len(store.events(game)) == 1
+    assert len(store.events(game)) == 2
 
 
 def test_a_file_that_is_not_a_database_gives_a_clear_error(tmp_path):
@@ -72,9 +72,79 @@ def test_a_file_that_is_not_a_database_gives_a_clear_error(tmp_path):
 def test_committed_events_survive_a_crash_without_close(tmp_path):
     path = tmp_path / "db.sqlite"
     store = Store(path)
-    game = store.create_game()
-    store.append_events(game, 0, [{"type": "x"}])
+    game = store.create_game("", [{"type": "created"}])
+    store.append_events(game, 1, [{"type": "x"}])
     # No close(): a pulled plug. A fresh connection still sees the committed event.
     raw = sqlite3.connect(path)
-    assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 1
+    assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 2
     raw.close()
+
+
+def test_a_game_and_its_first_events_are_one_transaction(store):
+    """An event that cannot be written (NaN is not JSON) leaves no game row behind either."""
+    with pytest.raises(ValueError):
+        store.create_game("half", [{"type": "created"}, {"type": "seated", "x": float("nan")}])
+    assert store.games() == [] and store.latest_game() is None
+
+
+def test_a_failed_insert_rolls_the_whole_game_back(store, monkeypatch):
+    """The crash the transaction covers: the row is inserted, then the events' insert fails."""
+    original = store._insert_events
+
+    def crash(*args):
+        original(*args)
+        raise OSError("power cut")
+
+    monkeypatch.setattr(store, "_insert_events", crash)
+    with pytest.raises(OSError):
+        store.create_game("half", [{"type": "created"}])
+    monkeypatch.undo()
+    assert store.games() == []
+    assert store.event_count(1) == 0
+
+
+def test_an_older_file_gets_the_new_columns_and_skips_an_empty_game(tmp_path):
+    path = tmp_path / "old.sqlite"
+    raw = sqlite3.connect(path)
+    raw.executescript(
+        "CREATE TABLE games (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL,"
+        " title TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE events (game_id INTEGER NOT NULL REFERENCES games(id),"
+        " seq INTEGER NOT NULL, created_at REAL NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (game_id, seq));"
+        "INSERT INTO games VALUES (1, 1.0, 'played');"
+        "INSERT INTO events VALUES (1, 0, 1.0, '{\"type\": \"a\"}');"
+        "INSERT INTO games VALUES (2, 2.0, 'killed while being made');"
+    )
+    raw.commit()
+    raw.close()
+    store = Store(path)
+    assert store.latest_game() == 1  # game 2 has no events: no game anyone can play
+    store.append_events(1, 1, [{"type": "b"}], ("k" * 16, "fp"))
+    assert store.idempotent("k" * 16) == (1, 2, "fp")
+    store.close()
+
+
+def test_an_idempotency_key_is_kept_with_the_last_event(store):
+    game = store.create_game("", [{"type": "a"}, {"type": "b"}], ("new-game-key-0001", "f1"))
+    assert store.idempotent("new-game-key-0001") == (game, 2, "f1")
+    store.append_events(game, 2, [{"type": "c"}], ("command-key-00001", "f2"))
+    assert store.idempotent("command-key-00001") == (game, 3, "f2")
+    assert store.idempotent("never-used-key-01") is None
+    with pytest.raises(sqlite3.IntegrityError):  # one key, one write
+        store.append_events(game, 3, [{"type": "d"}], ("command-key-00001", "f2"))
+    assert store.event_count(game) == 3
+
+
+def test_ids_beyond_sqlites_integer_range_name_nothing(store):
+    huge = 2**70
+    assert store.picture(huge) is None
+    assert store.events(huge) == [] and store.event_count(huge) == 0
+
+
+def test_quarantine_moves_rows_and_renumbers_the_rest(store):
+    game = store.create_game("", [{"n": 1}, {"n": 2}, {"n": 3}], ("key-of-the-game-1", "f"))
+    store.quarantine(game, [(0, '{"n": 1}'), (2, '{"n": 3, "fixed": true}')], {1: "broken"})
+    assert store.events(game) == [{"n": 1}, {"n": 3, "fixed": True}]
+    assert store.quarantined(game) == [{"seq": 1, "body": '{"n": 2}', "reason": "broken"}]
+    assert store.idempotent("key-of-the-game-1") == (game, 2, "f")  # moved with its event

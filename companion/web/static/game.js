@@ -1,5 +1,6 @@
 // The game: the "what now" card, inside the tower, players and score sheet, and the game's history.
-// Commands go to /api/game/<id>/command with the seq this phone shows; one request at a time.
+// Commands go to /api/game/<id>/command with the seq this phone shows; one request at a time,
+// each tap with its own Idempotency-Key (kept for the tap's retries).
 "use strict";
 
 window.CT = window.CT || {};
@@ -55,15 +56,42 @@ window.CT = window.CT || {};
     node.hidden = !message;
   }
 
+  // One tap, one Idempotency-Key. When the answer is lost (the Wi-Fi dropped it) or the device
+  // was busy, the same request goes again with the same key: the device applies the tap once
+  // and answers the retry as it answered the first try. crypto.randomUUID needs HTTPS; the
+  // device is plain HTTP on the table's network, so the key is made from getRandomValues.
+  const RETRY_DELAYS_MS = [400, 1200, 2500];
+
+  function newKey() {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  async function fetchOnce(url, body) {
+    const init = {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": newKey() },
+      body: JSON.stringify(body),
+    };
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= RETRY_DELAYS_MS.length;
+      try {
+        const response = await CT.write(url, init);  // adds the table code
+        if (last || ![502, 503, 504].includes(response.status)) return response;
+      } catch (err) {
+        if (last) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
+    }
+  }
+
   async function post(url, body, near) {
     if (busy) return null;
     clearRefusals();
     notice("");
     setBusy(true);
     try {
-      const response = await CT.write(url, {
-        headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-      });
+      const response = await fetchOnce(url, body);
       const data = await response.json().catch(() => ({ error: response.statusText }));
       if (response.ok) return data;
       if (response.status === 409 && data.game) {

@@ -1,0 +1,83 @@
+"""Loading a stored game whose log no longer folds, instead of refusing it for ever.
+
+A log should always fold: only events the rules accepted are written. But a file written by an
+older version may hold one that this version refuses (a `note` nested a thousand lists deep once
+got through and made the game unreadable, and with it every phone's screen, for good; a rule
+fixed later can refuse an old move). Then the game is repaired once, when it is loaded: its
+events are applied one by one, each one that cannot be read or applied is moved to the
+``quarantined_events`` table with the reason (and a warning in the log), and the game goes on with
+the rest. Nothing is deleted: the quarantined rows keep their JSON text.
+
+Undo and correction events name other events by number (``target``); after a removed event those
+numbers shift down by one, and an event that refers to a removed one is removed with it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from companion.amerigo import Game
+from companion.store import Store, to_json
+
+log = logging.getLogger(__name__)
+
+
+def load_game(store: Store, game_id: int) -> Game:
+    """The game as stored, repaired first when its log does not fold (see module docstring)."""
+    rows = store.event_rows(game_id)
+    try:
+        return Game.from_events([json.loads(body) for _, body in rows])
+    except Exception as exc:  # any reason at all: the repair below finds the event(s) to blame
+        log.warning("game %d does not load (%s); repairing its log", game_id, _reason(exc))
+    game, keep, reasons = repair(rows)
+    for seq, reason in reasons.items():
+        log.warning(
+            "game %d: event #%d quarantined (%s); the game goes on without it", game_id,
+            seq + 1, reason,
+        )
+    store.quarantine(game_id, keep, reasons)
+    return game
+
+
+def repair(rows: list[tuple[int, str]]) -> tuple[Game, list[tuple[int, str]], dict[int, str]]:
+    """Apply the stored rows (seq, JSON text) one by one, skipping every one that fails.
+
+    Returns the game, the rows kept as (seq, JSON text with its targets renumbered) and the
+    reason for each row left out, by seq.
+    """
+    game = Game()
+    keep: list[tuple[int, str]] = []
+    reasons: dict[int, str] = {}
+    number: dict[int, int] = {}  # an event's number in the stored log -> in the repaired one
+    for seq, body in rows:
+        try:
+            event = json.loads(body)
+            if isinstance(event, dict) and "target" in event:
+                event = _renumbered(event, number)
+            trial = game.copy()
+            trial.apply(event)
+            text = to_json(event)
+        except Exception as exc:
+            reasons[seq] = _reason(exc)
+            continue
+        game = trial
+        keep.append((seq, text))
+        number[seq + 1] = len(keep)
+    return game, keep, reasons
+
+
+def _renumbered(event: dict, number: dict[int, int]) -> dict:
+    target = event["target"]
+    if not isinstance(target, int) or isinstance(target, bool):
+        return event  # the rules engine says what is wrong with it
+    if target not in number:
+        raise ValueError(f"it refers to event #{target}, which is not in the game")
+    return {**event, "target": number[target]}
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
