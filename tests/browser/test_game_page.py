@@ -237,7 +237,7 @@ def test_a_lost_answer_is_sent_again_with_the_same_key_and_applied_once(served, 
     device answers as the first time, and the tap counts once (no "another phone" notice)."""
     url, _, device = served
     snap = to_actions(device.table)
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     keys = []
 
@@ -252,7 +252,7 @@ def test_a_lost_answer_is_sent_again_with_the_same_key_and_applied_once(served, 
     phone.route("**/api/game/*/command", lose_the_first_answer)
     phone.click("button.gold-instead")
     phone.wait_title("Ben's turn")
-    phone.wait_for_function("!document.body.classList.contains('busy')")
+    phone.wait_for_function("() => !document.body.classList.contains('busy')")
     assert len(keys) == 2 and keys[0] == keys[1] and len(keys[0]) == 32
     assert game(url, phone)["seq"] == snap["seq"] + 1
     assert phone.is_hidden("#game-notice") and phone.locator(".refusal").count() == 0
