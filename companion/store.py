@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER NOT NULL,
     created_at REAL NOT NULL,
     body TEXT NOT NULL,
+    reading_mark INTEGER,
     PRIMARY KEY (game_id, seq)
 );
 CREATE TABLE IF NOT EXISTS quarantined_events (
@@ -46,13 +47,23 @@ CREATE TABLE IF NOT EXISTS quarantined_events (
     reason TEXT NOT NULL,
     quarantined_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 # Added after the first release: an existing file gets the columns when it is opened.
 MIGRATIONS = (
     ("events", "idem_key", "ALTER TABLE events ADD COLUMN idem_key TEXT"),
     ("events", "idem_request", "ALTER TABLE events ADD COLUMN idem_request TEXT"),
+    # events written before the marks have none (NULL): no freshness is asked of their readings
+    ("events", "reading_mark", "ALTER TABLE events ADD COLUMN reading_mark INTEGER"),
 )
+
+# The newest tray reading when an event is written: a reading with a higher id was taken after
+# that event, whatever the clock says (a Pi without a clock battery may boot into the past).
+READING_MARK = "COALESCE((SELECT MAX(id) FROM readings), 0)"
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS events_idem_key ON events (idem_key)
     WHERE idem_key IS NOT NULL;
@@ -140,6 +151,16 @@ class Store:
             ).fetchall()
         return [(row[0], json.loads(row[1])) for row in rows]
 
+    def reading(self, reading_id: int) -> dict | None:
+        """One reading's body (counts, warnings...) by its id, or None when there is none."""
+        if not _row_id(reading_id):
+            return None
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body FROM readings WHERE id = ?", (reading_id,)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
     def picture(self, reading_id: int) -> bytes | None:
         if not _row_id(reading_id):
             return None
@@ -153,11 +174,13 @@ class Store:
     def create_game(
         self, title: str, events: Iterable[dict], idem: tuple[str, str] | None = None
     ) -> int:
-        """Store a new game and its first events in one transaction: all of it, or nothing."""
+        """Store a new game and its first events in one transaction: all of it, or nothing.
+        The new game is the one at the table (an earlier one resumed is no longer)."""
         bodies = [to_json(event) for event in events]  # ValueError before anything is written
         if not bodies:
             raise ValueError("a game starts with at least one event")
         with self._lock, self._transaction():
+            self._db.execute("DELETE FROM settings WHERE key = 'table_game'")
             cursor = self._db.execute(
                 "INSERT INTO games (created_at, title) VALUES (?, ?)", (time.time(), title)
             )
@@ -165,15 +188,41 @@ class Store:
             return cursor.lastrowid
 
     def latest_game(self) -> int | None:
-        """The newest game that has events (a game row without any, left by an older version
-        killed mid-creation, is not a game anyone can play)."""
+        """The game at the table: the one resumed last, else the newest game that has events
+        (a game row without any, left by an older version killed mid-creation, is not a game
+        anyone can play)."""
+        playable = "EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id)"
         with self._lock:
             row = self._db.execute(
-                "SELECT id FROM games g"
-                " WHERE EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id)"
-                " ORDER BY id DESC LIMIT 1"
+                "SELECT g.id FROM settings s JOIN games g ON g.id = CAST(s.value AS INTEGER)"
+                f" WHERE s.key = 'table_game' AND {playable}"
             ).fetchone()
+            if row is None:
+                row = self._db.execute(
+                    f"SELECT id FROM games g WHERE {playable} ORDER BY id DESC LIMIT 1"
+                ).fetchone()
         return row[0] if row else None
+
+    def set_table_game(self, game_id: int | None) -> None:
+        """Put an earlier game back on the table (None: the newest game, as before)."""
+        with self._lock:
+            if game_id is None:
+                self._db.execute("DELETE FROM settings WHERE key = 'table_game'")
+            else:
+                self._db.execute(
+                    "INSERT INTO settings (key, value) VALUES ('table_game', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (str(game_id),),
+                )
+
+    def reading_mark(self, game_id: int, seq: int) -> int | None:
+        """The newest reading's id when event ``seq`` (0-based) was written: 0 when there was
+        none yet, None for an event written before the marks were kept."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT reading_mark FROM events WHERE game_id = ? AND seq = ?", (game_id, seq)
+            ).fetchone()
+        return None if row is None else row[0]
 
     def games(self) -> list[dict]:
         with self._lock:
@@ -239,8 +288,8 @@ class Store:
         for n, body in enumerate(bodies):
             key, request = idem if idem and n == len(bodies) - 1 else (None, None)
             self._db.execute(
-                "INSERT INTO events (game_id, seq, created_at, body, idem_key, idem_request)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events (game_id, seq, created_at, body, idem_key, idem_request,"
+                f" reading_mark) VALUES (?, ?, ?, ?, ?, ?, {READING_MARK})",
                 (game_id, seq, time.time(), body, key, request),
             )
             seq += 1
@@ -261,13 +310,13 @@ class Store:
         row moves to ``quarantined_events`` with its reason. One transaction."""
         with self._lock, self._transaction():
             rows = self._db.execute(
-                "SELECT seq, created_at, body, idem_key, idem_request FROM events"
+                "SELECT seq, created_at, body, idem_key, idem_request, reading_mark FROM events"
                 " WHERE game_id = ? ORDER BY seq",
                 (game_id,),
             ).fetchall()
             kept = dict(keep)
             now = time.time()
-            for seq, _, body, _, _ in rows:
+            for seq, _, body, _, _, _ in rows:
                 if seq not in kept:
                     self._db.execute(
                         "INSERT INTO quarantined_events (game_id, seq, body, reason,"
@@ -277,11 +326,11 @@ class Store:
             self._db.execute("DELETE FROM events WHERE game_id = ?", (game_id,))
             by_seq = {row[0]: row for row in rows}
             for new_seq, (old_seq, body) in enumerate(keep):
-                _, created_at, _, key, request = by_seq[old_seq]
+                _, created_at, _, key, request, mark = by_seq[old_seq]
                 self._db.execute(
-                    "INSERT INTO events (game_id, seq, created_at, body, idem_key, idem_request)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (game_id, new_seq, created_at, body, key, request),
+                    "INSERT INTO events (game_id, seq, created_at, body, idem_key, idem_request,"
+                    " reading_mark) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (game_id, new_seq, created_at, body, key, request, mark),
                 )
 
     def quarantined(self, game_id: int) -> list[dict]:

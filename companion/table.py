@@ -9,6 +9,9 @@ so a refused or failed command leaves no trace, in memory or on disk.
 A write may carry an idempotency key (a phone makes one per tap and sends it again when it
 retries after a lost answer): the key is stored with the write's event, and a repeat is answered
 with the first answer instead of being applied twice.
+
+A drop's counts also say where they came from (a camera reading, or typed by hand):
+``companion.drops`` decides whether that reading may start this phase.
 """
 
 from __future__ import annotations
@@ -20,9 +23,14 @@ import unicodedata
 from collections.abc import Callable
 
 from companion.amerigo import Game
+from companion.amerigo.events import parse_event
+from companion.drops import PHASE, SETUP, Drop, check_drop, previous_drop
+from companion.errors import NeedsConfirmation, TableError
 from companion.hub import Hub
 from companion.recovery import load_game
 from companion.store import SeqConflict, Store
+
+__all__ = ["COMMAND_TYPES", "GameTable", "KeyReused", "NeedsConfirmation", "TableError"]
 
 COMMAND_TYPES = frozenset(
     {
@@ -45,10 +53,6 @@ COMMAND_TYPES = frozenset(
 # What a phone's screen has room for; not rules, so no rulebook number is at stake.
 NAME_MAX = 24  # a player's name
 TITLE_MAX = 60  # a game's name
-
-
-class TableError(ValueError):
-    """A request the table cannot take (no game, bad shape); the message is for the players."""
 
 
 class KeyReused(TableError):
@@ -100,6 +104,7 @@ class GameTable:
         self._lock = threading.Lock()
         self._cached: tuple[int, int, Game] | None = None  # (game id, events, game)
         self._listeners: list[Callable[[dict], None]] = []
+        self._summaries: dict[int, tuple[int, dict]] = {}  # game id -> (events, list summary)
 
     def on_change(self, listener: Callable[[dict], None]) -> None:
         """Call ``listener(snapshot)`` after every accepted command (e.g. the panel's LEDs)."""
@@ -113,6 +118,10 @@ class GameTable:
         self._cached = (game_id, len(game), game)
         return game
 
+    def _fold(self, game_id: int) -> Game:
+        """A game other than the one at the table, loaded afresh (kept games are few)."""
+        return load_game(self._store, game_id)
+
     def current_id(self) -> int | None:
         return self._store.latest_game()
 
@@ -124,15 +133,33 @@ class GameTable:
                 return {"id": None}
             return self._snapshot(game_id, self._load(game_id))
 
-    @staticmethod
-    def _snapshot(game_id: int, game: Game) -> dict:
+    def view(self, game_id: int) -> dict:
+        """Any game kept on the device, to look at (``at_table``: whether it is the one in play)."""
+        with self._lock:
+            if not self._store.event_count(game_id):
+                raise TableError(f"there is no game {game_id}")
+            at_table = game_id == self.current_id()
+            game = self._load(game_id) if at_table else self._fold(game_id)
+            return {**self._snapshot(game_id, game), "at_table": at_table}
+
+    def _snapshot(self, game_id: int, game: Game) -> dict:
+        history = game.history()
         return {
             "id": game_id,
             "seq": len(game),
             "state": game.state_dict(),
             "score_sheet": game.score_sheet(),
-            "history": game.history(),
+            "history": history,
+            # a tray reading for the next drop must have a higher id than this (None: any)
+            "reading_after": self._reading_after(game_id, history),
         }
+
+    def _reading_after(self, game_id: int, history: list[dict]) -> int | None:
+        """The newest reading id when the current phase began (or the game was started)."""
+        for line in reversed(history):
+            if line["in_force"] and line["type"] in (PHASE, SETUP, "players_seated"):
+                return self._store.reading_mark(game_id, line["n"] - 1)
+        return None
 
     def vision_bounds(self) -> dict[str, int] | None:
         """How many cubes of each colour can be in the tray now, while the game waits for a drop.
@@ -158,7 +185,40 @@ class GameTable:
         return "".join(body + "\n" for _, body in rows)
 
     def games(self) -> list[dict]:
-        return self._store.games()
+        """Every game on the device, newest first, with who played, how far it got, who won."""
+        current = self.current_id()
+        return [
+            {**row, "at_table": row["id"] == current, **self._summary(row["id"], row["events"])}
+            for row in self._store.games()
+        ]
+
+    def _summary(self, game_id: int, events: int) -> dict:
+        """Players, stage, round (and winner) of a kept game; folded once per length of its log."""
+        known = self._summaries.get(game_id)
+        if known and known[0] == events:
+            return known[1]
+        try:
+            game = self._fold(game_id)
+            state = game.state
+            summary = {"players": list(state.players), "stage": state.stage, "round": state.round}
+            if state.stage == "over":
+                summary["winner"] = game.score_sheet()["winner"]
+        except ValueError as exc:  # an unreadable log is listed, not hidden
+            summary = {"problem": str(exc)}
+        self._summaries[game_id] = (events, summary)
+        return summary
+
+    def resume(self, game_id: int) -> dict:
+        """Put an earlier game back on the table; every phone follows."""
+        with self._lock:
+            if not self._store.event_count(game_id):
+                raise TableError(f"there is no game {game_id}")
+            game = self._fold(game_id)
+            self._store.set_table_game(game_id)
+            self._cached = (game_id, len(game), game)
+            snapshot = self._snapshot(game_id, game)
+        self._announce(snapshot)
+        return snapshot
 
     # -- writing ---------------------------------------------------------------------------
     def new_game(
@@ -194,11 +254,22 @@ class GameTable:
         self._announce(snapshot)
         return snapshot
 
-    def command(self, game_id: int, base: int, command: dict, key: str | None = None) -> dict:
+    def command(
+        self,
+        game_id: int,
+        base: int,
+        command: dict,
+        key: str | None = None,
+        *,
+        reading_id: int | None = None,
+        confirmed: bool = False,
+    ) -> dict:
         """Apply one phone's command if it saw the latest state; RulesError/SeqConflict if not.
 
         The game in memory is replaced only after the event is stored. ``key``: the request's
-        idempotency key; a repeat (even with a fresher ``base``) gets the first answer.
+        idempotency key; a repeat (even with a fresher ``base``) gets the first answer. For a
+        drop, ``reading_id`` is the camera reading its counts come from (None: typed by hand)
+        and ``confirmed`` a player's yes to the question NeedsConfirmation asked.
         """
         if not isinstance(command, dict):
             raise TableError("a command must be a JSON object")
@@ -207,7 +278,9 @@ class GameTable:
             raise TableError(
                 f"unknown command type {kind!r}; one of {', '.join(sorted(COMMAND_TYPES))}"
             )
-        idem = (key, fingerprint("command", game_id, command)) if key else None
+        idem = (
+            (key, fingerprint("command", game_id, command, reading_id, confirmed)) if key else None
+        )
         with self._lock:
             first = self._first_answer(idem)
             if first is not None:
@@ -220,6 +293,8 @@ class GameTable:
                     f"the game moved on ({len(game)} events, you saw {base}); "
                     "the screen has been refreshed, please try again"
                 )
+            if kind in (SETUP, PHASE):
+                self._check_drop(game_id, game, command, reading_id, confirmed)
             after = game.copy()
             event = after.command(command)  # RulesError: refused, the game is untouched
             try:
@@ -248,13 +323,36 @@ class GameTable:
                 return self._snapshot(game_id, game)
         return self._snapshot(game_id, Game.from_events(self._store.events(game_id)[:seq]))
 
+    def _check_drop(
+        self, game_id: int, game: Game, command: dict, reading_id: int | None, confirmed: bool
+    ) -> None:
+        counts = parse_event({"v": 1, **command})["tray"]  # a malformed drop: the rules' words
+        if reading_id is not None and (
+            not isinstance(reading_id, int) or isinstance(reading_id, bool) or reading_id < 1
+        ):
+            raise TableError("'reading' must be the number of a tray reading")
+        state = game.state_dict()
+        phase = state.get("phase") or ""
+        previous = previous_drop(phase, state.get("round") or 0, state.get("skipped_phases", []))
+        check_drop(Drop(
+            kind=command["type"],
+            counts=counts,
+            reading_id=reading_id,
+            reading=self._store.reading(reading_id) if reading_id is not None else None,
+            after=self._reading_after(game_id, game.history()),
+            confirmed=bool(confirmed),
+            phase=phase,
+            previous=previous,
+        ))
+
     def reading_expected(self, snapshot: dict) -> str | None:
         """The event a tray reading would be now: the set-up drop, a phase's drop, or None."""
         expected = (snapshot.get("state") or {}).get("expects_events", [])
         return next((e for e in ("tray_read", "setup_drop_read") if e in expected), None)
 
-    def confirm_tray(self, counts: dict[str, int]) -> dict:
-        """Take a tray reading as the game's next reading (the panel's Next button)."""
+    def confirm_tray(self, counts: dict[str, int], reading_id: int | None = None) -> dict:
+        """Take a tray reading as the game's next reading (the panel's Next button): refused
+        when it cannot start this phase, and when it needs a player's yes (ask on a phone)."""
         snapshot = self.snapshot()
         if snapshot["id"] is None:
             raise TableError("no game is open; start one on a phone first")
@@ -264,7 +362,9 @@ class GameTable:
             raise TableError(
                 f"the game does not wait for a tray reading now (it expects {expects})"
             )
-        return self.command(snapshot["id"], snapshot["seq"], {"type": kind, "tray": counts})
+        return self.command(
+            snapshot["id"], snapshot["seq"], {"type": kind, "tray": counts}, reading_id=reading_id
+        )
 
     def undo_latest(self) -> dict:
         """Take back the latest event in force (the panel's Undo button)."""

@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from companion.amerigo import RulesError
+from companion.errors import NeedsConfirmation
 from companion.hub import Hub
 from companion.store import Store, StoreError
 from companion.table import GameTable, TableError
@@ -241,21 +242,30 @@ class Device:
     LOCK_SETTLE_SECONDS = 0.5
     LOCK_FRAME_TIMEOUT = 5.0
 
-    def calibrate_empty(self) -> dict:
+    def calibrate_empty(self, confirmed: bool = False) -> dict:
         """Keep the camera's current frame as the empty-tray reference, on disk and in use.
 
         A live camera first settles on the light once more and then holds that exposure and
-        white balance (saved with the calibration), and the reference is a frame taken after."""
+        white balance (saved with the calibration), and the reference is a frame taken after.
+        Why it asks first when it sees cubes: a cube in the reference hides that cube, in that
+        place, from every later reading; so it is kept only once a player says the tray really
+        is empty (NeedsConfirmation, then ``confirmed``)."""
         frame = self.watcher.last_frame
         if frame is None:
             raise CalibrationError("no picture from the camera yet; wait a moment and try again")
         held = self._hold_exposure()
         if held is not None:
             frame = self._frame_since(time.time() + self.LOCK_SETTLE_SECONDS)
-        path = self._use_as_empty(frame.image)
         seen = count_cubes(
             frame.image, calibration=self.session.calibration, detector=self.detector
         ).total
+        if seen and not confirmed:
+            raise NeedsConfirmation(
+                f"The camera sees {seen} cube{'s' if seen != 1 else ''} in the tray. A picture "
+                "with cubes in it spoils every later reading: empty the tray and calibrate "
+                "again. Keep this picture as the empty tray anyway?"
+            )
+        path = self._use_as_empty(frame.image)
         log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
         result = {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
         if held is not None:
@@ -439,7 +449,7 @@ def confirm_latest(board: TrayBoard, table: GameTable) -> dict:
     latest = board.latest()
     if latest is None or latest.get("error"):
         raise TableError("there is no good tray reading to confirm")
-    return table.confirm_tray(latest["counts"])
+    return table.confirm_tray(latest["counts"], reading_id=latest.get("id"))
 
 
 def game_button(action: Callable[[], dict], mirror: PanelMirror) -> None:

@@ -16,14 +16,17 @@ from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from companion.amerigo.offer import COLOURS
+from companion.errors import NeedsConfirmation
 from companion.hub import Hub
 from companion.table import GameTable
 from companion.tray import TrayBoard, empty_tray_body
 from companion.web.access import AccessPolicy, install_access
-from companion.web.game_api import game_blueprint
+from companion.web.game_api import confirmation_needed, game_blueprint
 from companion.web.inputs import MAX_BODY_BYTES, BadInput, json_body, query_int
 
 log = logging.getLogger(__name__)
+
+CALIBRATE_FIELDS = frozenset({"confirmed"})  # the players' yes to "cubes seen: keep it anyway?"
 
 
 @dataclass
@@ -31,7 +34,9 @@ class DeviceHooks:
     """What only the device can do; each is optional so the app also runs without a camera."""
 
     read_now: Callable[[], None] | None = None
-    calibrate_empty: Callable[[], dict] | None = None
+    # keep the current frame as the empty tray: calibrate_empty(confirmed); NeedsConfirmation
+    # when cubes are seen in it, RuntimeError when it cannot be done now
+    calibrate_empty: Callable[[bool], dict] | None = None
     # tray corners tapped on the camera's picture: [[x, y] * 4], or None for automatic;
     # ValueError for corners that cannot be a tray, RuntimeError when it cannot be done now
     set_corners: Callable[[list | None], dict] | None = None
@@ -58,6 +63,7 @@ def create_app(
     app = Flask(__name__)
     app.json.sort_keys = False
     install_access(app, access, hub)
+    app.register_error_handler(NeedsConfirmation, confirmation_needed)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
 
     @app.errorhandler(BadInput)
@@ -119,8 +125,13 @@ def create_app(
     def api_calibrate_empty():
         if hooks.calibrate_empty is None:
             return jsonify(error="this device has no camera to calibrate"), 503
+        data = request.get_data()  # no body: a plain "calibrate now"
+        body = json_body(data, request.mimetype, CALIBRATE_FIELDS) if data else {}
+        confirmed = body.get("confirmed", False)
+        if not isinstance(confirmed, bool):
+            raise BadInput("'confirmed' must be true or false")
         try:
-            return jsonify(hooks.calibrate_empty())
+            return jsonify(hooks.calibrate_empty(confirmed))
         except RuntimeError as exc:
             return jsonify(error=str(exc)), 409
 

@@ -4,7 +4,9 @@ Every refusal is a JSON body ``{"error": "..."}`` a phone can show as it is: 400
 rules refuse or a malformed request, 409 when another phone changed the game first (with the fresh
 snapshot, so the phone can redraw at once), 404 when there is no game, 422 when an
 ``Idempotency-Key`` comes back with another request. A write sent again with the same
-``Idempotency-Key`` is answered as the first time and applied once.
+``Idempotency-Key`` is answered as the first time and applied once. A 409 with ``"confirm"``
+instead asks a question (``companion.errors.NeedsConfirmation``): the same request again with
+``"confirmed": true`` is the players' yes.
 """
 
 from __future__ import annotations
@@ -12,16 +14,24 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from companion.amerigo import RulesError
+from companion.errors import NeedsConfirmation
 from companion.store import SeqConflict
 from companion.table import GameTable, KeyReused, TableError
 from companion.web.inputs import idempotency_key, json_body
 
 NEW_GAME_FIELDS = frozenset({"players", "name", "settings"})
-COMMAND_FIELDS = frozenset({"base", "command"})
+# "reading": the camera reading a drop's counts come from; "confirmed": the players' yes
+COMMAND_FIELDS = frozenset({"base", "command", "reading", "confirmed"})
+
+
+def confirmation_needed(exc: NeedsConfirmation):
+    """The question a phone puts to the players before sending the request again."""
+    return jsonify(error=exc.question, confirm=exc.question, kind="NeedsConfirmation"), 409
 
 
 def game_blueprint(table: GameTable) -> Blueprint:
     api = Blueprint("game", __name__)
+    api.register_error_handler(NeedsConfirmation, confirmation_needed)
 
     @api.errorhandler(TableError)
     def table_error(exc: TableError):
@@ -43,6 +53,20 @@ def game_blueprint(table: GameTable) -> Blueprint:
     @api.get("/api/games")
     def all_games():
         return jsonify(games=table.games())
+
+    @api.get("/api/game/<int:game_id>")
+    def one_game(game_id: int):
+        try:
+            return jsonify(table.view(game_id))
+        except TableError as exc:
+            return jsonify(error=str(exc), kind="TableError"), 404
+
+    @api.post("/api/game/<int:game_id>/resume")
+    def resume(game_id: int):
+        try:
+            return jsonify(table.resume(game_id))
+        except TableError as exc:
+            return jsonify(error=str(exc), kind="TableError"), 404
 
     @api.get("/api/game/<int:game_id>/events.jsonl")
     def export(game_id: int):
@@ -72,6 +96,16 @@ def game_blueprint(table: GameTable) -> Blueprint:
         base = body.get("base")
         if not isinstance(base, int) or isinstance(base, bool) or base < 0:
             raise TableError("'base' must be the number of events your screen shows (an integer)")
-        return jsonify(table.command(game_id, base, body.get("command"), key=key))
+        reading = body.get("reading")
+        if reading is not None and (
+            not isinstance(reading, int) or isinstance(reading, bool) or reading < 1
+        ):
+            raise TableError("'reading' must be the number of the tray reading used (or left out)")
+        confirmed = body.get("confirmed", False)
+        if not isinstance(confirmed, bool):
+            raise TableError("'confirmed' must be true or false")
+        return jsonify(table.command(
+            game_id, base, body.get("command"), key=key, reading_id=reading, confirmed=confirmed
+        ))
 
     return api

@@ -198,6 +198,41 @@ def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
     assert not saved.with_suffix(".partial").exists()
 
 
+def test_calibrating_with_cubes_in_the_tray_asks_first(device):
+    """A cube in the empty-tray picture would hide that cube from every later reading."""
+    device, frames, _ = device
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "cubes.jpg")
+    device.watcher.step()
+    seen = device.board.latest()["total"]
+    assert seen > 0
+    client = device.app().test_client()
+    asked = client.post("/api/calibrate/empty")
+    assert asked.status_code == 409
+    assert f"sees {seen} cubes" in asked.get_json()["confirm"]
+    saved = device.config.data_path / "empty.jpg"
+    assert not saved.exists() and device.watcher.read_frame.reference is None
+    response = client.post("/api/calibrate/empty", json={"confirmed": True})
+    assert response.status_code == 200 and response.get_json()["cubes_seen"] == seen
+    assert saved.is_file()
+
+
+def test_next_button_does_not_start_two_phases_with_one_reading(device):
+    device, frames, factory = device
+    game = device.table.new_game(["Eva", "Finn"])
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    device.watcher.step()
+    next_button = factory.pin(device.config.panel.next_pin)
+    next_button.drive_low()
+    next_button.drive_high()
+    game = device.table.snapshot()
+    game = device.table.command(game["id"], game["seq"], {"type": "pirate_revealed", "value": 0})
+    next_button.drive_low()  # the set-up drop's picture again: refused, shown on the LEDs
+    next_button.drive_high()
+    assert device.table.snapshot()["seq"] == game["seq"]
+    assert device.panel.status == "uncertain"
+    assert "before the set-up drop" in device.board.status()["message"]
+
+
 def _empty_tray_read(device, frames, name="empty.jpg"):
     shutil.copy(DEMO_DIR / "empty.jpg", frames / name)
     assert device.watcher.step() is True
