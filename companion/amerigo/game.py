@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 from .errors import RulesError
-from .events import describe, parse_event
+from .events import _fmt_counts, describe, parse_event
 from .scoring import score_sheet
 from .settings import Settings
 from .state import READINGS, GameState, Resolution, _undo_target, apply_event, fold, resolve
@@ -123,9 +123,16 @@ class Game:
         """One line per event for the history list: number, text, outcome, whether in force.
 
         Readings also carry their ``tray`` as corrected (so a phone can offer a correction
-        prefilled), and undo/correction events the ``target`` they refer to.
+        prefilled), and undo/correction events the ``target`` they refer to. A corrected reading
+        says so in its text, with the value in force and the correction's number
+        (``corrected_by``): the history must not show a count the game no longer uses.
         """
         lines = []
+        shown: dict[int, dict] = {}  # reading index -> its counts as in force so far
+        corrected_by: dict[int, int] = {}  # reading index -> the correction in force
+        for i, e in enumerate(self._events):
+            if e["type"] == "tray_corrected" and self._res.active[i]:
+                corrected_by[e["target"] - 1] = i + 1
         for i, e in enumerate(self._events):
             line = {
                 "n": i + 1,
@@ -136,6 +143,17 @@ class Game:
             }
             if e["type"] in READINGS:
                 line["tray"] = dict(self._res.corrected.get(i, e["tray"]))
+                shown[i] = e["tray"]
+                if i in corrected_by and line["in_force"]:
+                    line["corrected_by"] = corrected_by[i]
+                    line["text"] += (f"; corrected by #{corrected_by[i]} to "
+                                     f"{_fmt_counts(line['tray'])}")
+            if e["type"] == "tray_corrected":
+                t = e["target"] - 1
+                line["text"] = (f"Reading #{e['target']} corrected from "
+                                f"{_fmt_counts(shown.get(t, {}))} to {_fmt_counts(e['tray'])}")
+                if self._res.active[i] and self._res.active[t]:
+                    shown[t] = e["tray"]
             if "target" in e:
                 line["target"] = e["target"]
             lines.append(line)

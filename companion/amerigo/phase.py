@@ -254,6 +254,8 @@ def perform(state: GameState, e: dict) -> dict:
     handler = _HANDLERS[choice]
     summary = handler(state, p, e, ap, available)
     summary.update({"ap_available": available, "via": how})
+    if gold_spent:
+        summary["ap_bought"] = gold_spent
     return summary
 
 
@@ -558,6 +560,9 @@ def track_values(state: GameState, p: Player) -> dict:
 def describe_outcome(summary: dict) -> str:
     """What an action brought about, in a few words, for the history list."""
     bits = []
+    if summary.get("ap_bought"):  # the total, so "+1 AP bought" is not read as the whole
+        bought, total = summary["ap_bought"], summary["ap_available"]
+        bits.append(f"{total} AP in all ({total - bought} + {bought} bought with {bought} gold)")
     if summary.get("gold"):
         bits.append(f"+{summary['gold']} gold")
     if summary.get("vp_from_excess_gold"):

@@ -110,10 +110,14 @@ def score_sheet(state: GameState) -> dict:
     order = state.order()
     sheets = [player_sheet(state, state.players[n]) for n in state.players]
     ranking = sorted(sheets, key=lambda sh: (-sh["total"], order.index(sh["player"])))
+    totals = [sh["total"] for sh in ranking]
     return {
         "final": state.stage == OVER,
         "players": sheets,
-        "ranking": [{"player": sh["player"], "total": sh["total"]} for sh in ranking],
+        # a tie is a shared place ("place" as in 1, 1, 3); only the win is broken, by player order
+        "ranking": [{"player": sh["player"], "total": sh["total"],
+                     "place": totals.index(sh["total"]) + 1,
+                     "tied": totals.count(sh["total"]) > 1} for sh in ranking],
         "winner": ranking[0]["player"] if ranking else None,
         "tie_break": "player order" if len(ranking) > 1
         and ranking[0]["total"] == ranking[1]["total"] else None,
