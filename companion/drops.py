@@ -81,9 +81,8 @@ def check_drop(drop: Drop) -> None:
     if drop.reading_id is not None and drop.reading and drop.reading.get("uncertain"):
         doubts.append("the counter was unsure of this reading")
     if doubts:
-        raise NeedsConfirmation(
-            "Use this as the set-up drop? " + "; ".join(doubts).capitalize() + "."
-        )
+        why = "; ".join(doubts)
+        raise NeedsConfirmation(f"Use this as the set-up drop? {why[0].upper()}{why[1:]}.")
 
 
 def _same_as_reading(drop: Drop) -> None:

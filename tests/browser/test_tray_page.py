@@ -14,7 +14,7 @@ def _page_on(browser, url: str, frames, picture: str, code: str):
     """A playing phone's page once the device has read ``picture`` (a demo frame)."""
     shutil.copy(DEMO_DIR / picture, frames / "a.jpg")
     page = browser.new_page()
-    page.goto(f"{url}/?code={code}")
+    page.goto(f"{url}/?code={code}#device")  # the tray, the camera and its calibration
     page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
     return page
 
@@ -29,7 +29,7 @@ def _wait_for_text(page, element_id: str, text: str, start: bool = False) -> Non
 def test_page_updates_live_when_the_tray_changes(served, browser):
     url, frames, _ = served
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
-    page.goto(url)
+    page.goto(f"{url}/#device")
     page.wait_for_function("() => document.getElementById('status').dataset.state !== 'starting'")
     assert page.text_content("#tray-caption").startswith("Waiting")
 

@@ -2,7 +2,8 @@
 // updates (tray, status, game). The game itself is drawn by game.js, its forms by forms.js.
 "use strict";
 
-const { COLOURS } = window.CT;
+const CT = window.CT;
+const { COLOURS } = CT;
 const $ = (id) => document.getElementById(id);
 const STATUS_TEXT = {
   starting: "starting", waiting: "waiting for cubes", settling: "cubes moving…",
@@ -43,7 +44,7 @@ function showTray(tray) {
     : "Waiting for the first reading…";
   const alert = $("tray-alert");
   const problems = tray.error ? [`The last picture could not be read: ${tray.error}`]
-    : tray.uncertain ? ["Please check the tray: " + (tray.warnings.join("; ") || "some cubes are unclear")]
+    : tray.uncertain ? ["Please check the tray: " + (CT.fewWarnings(tray.warnings) || "some cubes are unclear")]
     : [];
   alert.textContent = problems.join(" ");
   alert.hidden = problems.length === 0;
@@ -111,14 +112,26 @@ $("read-now").addEventListener("click", async () => {
   }
 });
 
+// Cubes in the picture: the device asks first (409 with "confirm"), and so do we.
+async function calibrate(confirmed) {
+  const response = await CT.write("/api/calibrate/empty", {
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify({ confirmed }),
+  });
+  const body = await response.json().catch(() => ({}));
+  if (response.status === 409 && body.confirm && !confirmed) {
+    if (await CT.ask(body.confirm, "Keep it anyway", "No, I will empty the tray")) return calibrate(true);
+    return { response, body: { error: "empty the tray, then calibrate again" } };
+  }
+  return { response, body };
+}
+
 $("calibrate").addEventListener("click", async () => {
   const button = $("calibrate");
   const result = $("calibrate-result");
   button.disabled = true;
   result.textContent = "Calibrating…";
   try {
-    const response = await window.CT.write("/api/calibrate/empty");
-    const body = await response.json().catch(() => ({}));
+    const { response, body } = await calibrate(false);
     if (!response.ok) {
       result.textContent = `Not calibrated: ${body.error || response.statusText}`;
     } else if (body.cubes_seen > 0) {

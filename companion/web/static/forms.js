@@ -30,6 +30,14 @@ window.CT = window.CT || {};
   }
   CT.el = el;
 
+  // The counter's warnings for a player: each once, at most two, and how many more there are
+  // (the picture marks them all).
+  CT.fewWarnings = function fewWarnings(warnings) {
+    const unique = [...new Set((warnings || []).map((w) => String(w).trim()).filter(Boolean))];
+    const more = unique.length - 2;
+    return unique.slice(0, 2).join("; ") + (more > 0 ? ` (and ${more} more on the picture)` : "");
+  };
+
   CT.swatch = (colour) => el("span", { class: `swatch ${colour}`, "aria-hidden": "true" });
 
   // A labelled field: label text above (or beside, for checkboxes) the input.

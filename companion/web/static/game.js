@@ -94,6 +94,12 @@ window.CT = window.CT || {};
       const response = await fetchOnce(url, body);
       const data = await response.json().catch(() => ({ error: response.statusText }));
       if (response.ok) return data;
+      if (response.status === 409 && data.confirm && !body.confirmed) {
+        // the device asks first (an unusual drop): the same request again is the players' yes
+        setBusy(false);
+        if (await CT.ask(data.confirm)) return post(url, { ...body, confirmed: true }, near);
+        return null;
+      }
       if (response.status === 409 && data.game) {
         setBusy(false);
         render(data.game, true);
@@ -120,12 +126,14 @@ window.CT = window.CT || {};
     } catch (err) { /* the stream will bring it */ }
   }
 
-  async function send(command, near) {
+  // extra: {reading: id} when the counts are a camera reading's, not typed by hand
+  async function send(command, near, extra) {
     if (!shown || shown.id === null) return;
-    const game = await post(`/api/game/${shown.id}/command`, { base: shown.seq, command }, near);
+    const game = await post(`/api/game/${shown.id}/command`, { base: shown.seq, command, ...extra }, near);
     if (game) render(game);
   }
   CT.send = send;
+  CT.post = post;
 
   // --- the "what now" card ---------------------------------------------------------------
   function colourName(colour) {
@@ -156,26 +164,33 @@ window.CT = window.CT || {};
     return box;
   }
 
-  // The event number of the latest reading in force if it has exactly these counts (else null).
-  function usedReading(counts) {
-    if (!shown || !shown.history) return null;
-    for (let i = shown.history.length - 1; i >= 0; i--) {
-      const h = shown.history[i];
-      if (!h.in_force || !READINGS.includes(h.type)) continue;
-      // h.tray is the reading as corrected, so a later correction is already in it.
-      const same = COLOURS.every((c) => (h.tray[c] || 0) === (counts[c] || 0));
-      return same ? h.n : null;
-    }
-    return null;
+  // The reading was there before this phase's previous one began (or before the game was
+  // started): the server will not let it start a phase, since it may be the last drop's.
+  function staleReading(tray) {
+    return !!(shown && shown.reading_after !== null && shown.reading_after !== undefined
+      && tray.id !== undefined && tray.id !== null && tray.id <= shown.reading_after);
+  }
+
+  // What the drop before this one was, in words: "the set-up drop", "the brown phase".
+  function previousDrop(state) {
+    const i = COLOURS.indexOf(state.phase);
+    if (i < 0 || (state.round <= 1 && i === 0)) return "the set-up drop";
+    return `the ${COLOURS[(i + COLOURS.length - 1) % COLOURS.length]} phase began`;
   }
 
   function goodReading(tray) {
     return !!(tray.frame_id && !tray.error);
   }
 
+  // A reading the "Use this reading" button may send now.
+  function usableReading(tray) {
+    const stage = shown && shown.state ? shown.state.stage : "";
+    return goodReading(tray) && !(stage === "tray" && staleReading(tray));
+  }
+
   function fillReading(box) {
     const tray = trayNow();
-    for (const button of document.querySelectorAll("button.use-reading")) setOff(button, !goodReading(tray));
+    for (const button of document.querySelectorAll("button.use-reading")) setOff(button, !usableReading(tray));
     const counts = el("ul", { class: "mini-counts" },
       COLOURS.filter((c) => (tray.counts[c] || 0) > 0).map((c) =>
         el("li", {}, CT.swatch(c), ` ${tray.counts[c]} ${c}`)));
@@ -185,13 +200,15 @@ window.CT = window.CT || {};
       parts.push(el("p", { class: "muted", text: `Latest reading: ${tray.total} cube${tray.total === 1 ? "" : "s"}` }));
       if (tray.total) parts.push(counts);
     }
-    const used = goodReading(tray) && tray.total ? usedReading(tray.counts) : null;
-    if (used) {
-      parts.push(el("p", { class: "alert used", text: `Same counts as the reading already used (#${used}): is this a new drop? If the cubes are still falling, wait for the next reading.` }));
+    const state = shown && shown.state ? shown.state : {};
+    if (goodReading(tray) && staleReading(tray)) {
+      parts.push(el("p", { class: "alert used", text: state.stage === "tray"
+        ? `This reading is from before ${previousDrop(state)}, so it may be that drop: drop the ${state.phase} cubes and wait for the new reading (or enter the counts by hand).`
+        : "This reading was taken before the game was started: is it the set-up drop?" }));
     }
     if (tray.error) parts.push(el("p", { class: "alert", text: `The last picture could not be read: ${tray.error}` }));
     else if (tray.uncertain) {
-      parts.push(el("p", { class: "alert", text: `Please check the counts: ${(tray.warnings || []).join("; ") || "some cubes are unclear"}` }));
+      parts.push(el("p", { class: "alert", text: `Please check the counts: ${CT.fewWarnings(tray.warnings) || "some cubes are unclear"}` }));
     }
     box.replaceChildren(...parts);
   }
@@ -206,16 +223,21 @@ window.CT = window.CT || {};
     const use = bigButton(useText, (e) => {
       const tray = trayNow();
       if (!goodReading(tray)) { refuse(e.currentTarget, "There is no good tray reading to use: read the tray or enter the counts by hand."); return; }
-      send({ type: kind, tray: tray.counts }, e.currentTarget);
+      send({ type: kind, tray: tray.counts }, e.currentTarget, { reading: tray.id });
     }, "primary use-reading");
-    setOff(use, !goodReading(trayNow()));
+    setOff(use, !usableReading(trayNow()));
     const edit = el("button", {
       type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? "Enter counts by hand" : "Edit the counts first",
       onclick: () => openIn(holder, CT.countsForm(trayNow().counts, useText.replace(/Use this (tray )?reading/, "Use these counts"),
         (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren(), bounds)),
     });
+    // "Nothing fell": the players' own word that the phase has no cubes (the device asks first)
+    const nothing = kind === "tray_read" ? el("button", {
+      type: "button", class: "cmd secondary nothing-fell", text: "Nothing fell",
+      onclick: (e) => send({ type: kind, tray: Object.fromEntries(COLOURS.map((c) => [c, 0])) }, e.currentTarget),
+    }) : null;
     return panel(title, intro ? el("p", { text: intro }) : null, readingSummary(),
-      el("div", { class: "button-row" }, use, edit), holder);
+      el("div", { class: "button-row" }, use, edit, nothing), holder);
   }
 
   function pirateCard(state) {
@@ -328,9 +350,26 @@ window.CT = window.CT || {};
     const sheet = game.score_sheet;
     return panel(null,
       el("p", { class: "winner", text: `${sheet.winner} wins!` }),
-      el("ol", { class: "ranking" }, sheet.ranking.map((r) => el("li", {}, `${r.player}: ${r.total} VP`))),
-      sheet.tie_break ? el("p", { class: "muted", text: `Tie broken by ${sheet.tie_break}.` }) : null);
+      el("ol", { class: "ranking" }, rankingItems(sheet)),
+      tieNote(sheet));
   }
+
+  // Ranking lines: tied players share a place ("1. Ada 40 VP (tie)", "1. Ben 40 VP (tie)").
+  function rankingItems(sheet) {
+    return sheet.ranking.map((r) => el("li", {
+      value: r.place || undefined, class: `${r.player === sheet.winner ? "leader" : ""}${r.tied ? " tied" : ""}`,
+    }, `${r.player}: ${r.total} VP${r.tied ? " (tie)" : ""}`));
+  }
+  CT.rankingItems = rankingItems;
+
+  // The rulebook's tie-break, named: "the tied player who is ahead ... in player order wins".
+  function tieNote(sheet) {
+    if (!sheet.tie_break || !sheet.ranking.length) return null;
+    const top = sheet.ranking.filter((r) => r.total === sheet.ranking[0].total).map((r) => r.player);
+    const verb = sheet.final ? "wins" : "would win";
+    return el("p", { class: "muted tie-break", text: `Tie between ${top.join(" and ")}: ${sheet.winner} ${verb}, being ahead in player order (the rulebook's tie-break).` });
+  }
+  CT.tieNote = tieNote;
 
   function nowTitle(state) {
     switch (state.stage) {
@@ -445,6 +484,12 @@ window.CT = window.CT || {};
       const players = names.map((n) => n.value.trim()).filter(Boolean);
       const body = { players };
       if (gameName.value.trim()) body.name = gameName.value.trim();
+      if (shown && shown.id !== null && shown.state.stage !== "over") {
+        const name = shown.state.name ? `"${shown.state.name}"` : `Game ${shown.id}`;
+        const question = `Start a new game? ${name} (${nowTitle(shown.state)}) stays on the device: `
+          + "History lists it, to look at or resume.";
+        if (!await CT.ask(question, "Start the new game", "Keep playing")) return;
+      }
       const game = await post("/api/game", body, button);
       if (game) { newGameOpen = false; render(game, true); }
     });
@@ -554,8 +599,9 @@ window.CT = window.CT || {};
       ["Special", (i) => ss[i].special_actions.vp],
       ["Total", (i) => ss[i].total, "total"],
     ], state.turn);
-    $("ranking").replaceChildren(...sheet.ranking.map((r) =>
-      el("li", { class: r.player === sheet.winner ? "leader" : "" }, `${r.player}: ${r.total} VP`)));
+    $("ranking").replaceChildren(...rankingItems(sheet));
+    const tie = tieNote(sheet);
+    if (tie) $("ranking").append(el("li", { class: "muted note tie-note" }, tie.textContent));
     const missing = sheet.players.filter((s) => s.missing_inputs.length);
     if (!sheet.final && missing.length) {
       $("ranking").append(el("li", { class: "muted note", text: "Track VP (progress, special) are entered at the end." }));
@@ -612,6 +658,7 @@ window.CT = window.CT || {};
     document.body.dataset.seq = noGame ? "" : game.seq;
     if (previous && !force) notice(""); // an older "another phone" note no longer applies
     if (noGame) {
+      if (CT.onGameShown) CT.onGameShown(game, previous);
       $("game-title").textContent = "";
       $("now-title").textContent = "New game";
       if (shownKey !== "none") $("now-body").replaceChildren(newGameForm(null));
@@ -638,6 +685,7 @@ window.CT = window.CT || {};
     renderPlayers(game);
     renderLog(game);
     CT.onTray();
+    if (CT.onGameShown) CT.onGameShown(game, previous);
     if (busy) setBusy(true); // freshly drawn buttons stay disabled while a request is out
   }
   CT.render = render;
