@@ -85,6 +85,25 @@ def check_drop(drop: Drop) -> None:
         raise NeedsConfirmation(f"Use this as the set-up drop? {why[0].upper()}{why[1:]}.")
 
 
+def previous_drop(phase: str, round_: int, skipped: list[dict]) -> str:
+    """The phase whose drop came before this phase's ("" when it is the set-up drop).
+
+    A phase skipped for an empty storage space had no drop (rulebook: "If a storage space is
+    empty ... skip this phase"), so it is passed over."""
+    if phase not in COLOURS:
+        return ""
+    i = COLOURS.index(phase)
+    r = round_
+    while True:
+        i -= 1
+        if i < 0:
+            i, r = len(COLOURS) - 1, r - 1
+        if r < 1:
+            return ""
+        if {"round": r, "phase": COLOURS[i], "why": "storage empty"} not in skipped:
+            return COLOURS[i]
+
+
 def _same_as_reading(drop: Drop) -> None:
     reading = drop.reading
     if reading is None:

@@ -290,3 +290,15 @@ def test_resuming_survives_a_restart(tmp_path):
         assert again.game()["id"] == first["id"]
     finally:
         again.store.close()
+
+
+def test_the_drop_before_passes_over_phases_skipped_for_an_empty_storage():
+    from companion.drops import previous_drop
+
+    assert previous_drop("blue", 1, []) == ""
+    assert previous_drop("black", 1, []) == "blue"
+    assert previous_drop("blue", 2, []) == "white"
+    empty = [{"round": 1, "phase": "black", "why": "storage empty"}]
+    assert previous_drop("red", 1, empty) == "blue"
+    nothing_fell = [{"round": 1, "phase": "black", "why": "no cubes out"}]
+    assert previous_drop("red", 1, nothing_fell) == "black"  # it had a drop: nothing fell

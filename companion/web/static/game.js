@@ -171,11 +171,22 @@ window.CT = window.CT || {};
       && tray.id !== undefined && tray.id !== null && tray.id <= shown.reading_after);
   }
 
-  // What the drop before this one was, in words: "the set-up drop", "the brown phase".
+  // What the drop before this one was, in words: "the set-up drop", "the brown phase began".
+  // A phase skipped for an empty storage space had no drop (as companion/drops.py says).
   function previousDrop(state) {
-    const i = COLOURS.indexOf(state.phase);
-    if (i < 0 || (state.round <= 1 && i === 0)) return "the set-up drop";
-    return `the ${COLOURS[(i + COLOURS.length - 1) % COLOURS.length]} phase began`;
+    let i = COLOURS.indexOf(state.phase);
+    let round = state.round;
+    const skipped = state.skipped_phases || [];
+    if (i < 0) return "the set-up drop";
+    for (;;) {
+      i -= 1;
+      if (i < 0) { i = COLOURS.length - 1; round -= 1; }
+      if (round < 1) return "the set-up drop";
+      const colour = COLOURS[i];
+      if (!skipped.some((s) => s.round === round && s.phase === colour && s.why === "storage empty")) {
+        return `the ${colour} phase began`;
+      }
+    }
   }
 
   function goodReading(tray) {

@@ -1,0 +1,226 @@
+"""The game flow on the phone page (real Chromium, real waitress): the views, the questions the
+device asks before an unusual step, the game list, and what the history and ranking say."""
+
+import shutil
+import time
+
+import pytest
+from test_game_page import SETUP_DROP, Phone, _game, game, to_actions
+
+from firmware.sources import DEMO_DIR
+
+pytestmark = pytest.mark.browser
+
+
+def answer(phone, yes: bool) -> str:
+    """Wait for the device's question, answer it, and return its words."""
+    phone.wait_for_selector("#ask[open]")
+    question = phone.text_content("#ask-text")
+    phone.click("#ask-yes" if yes else "#ask-no")
+    phone.wait_for_selector("#ask:not([open])", state="attached")
+    return question
+
+
+def latest_reading(device, timeout=15.0) -> dict:
+    """The device's reading of the picture just copied into the folder."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        latest = device.board.latest()
+        if latest is not None:
+            return latest
+        time.sleep(0.05)
+    raise AssertionError("the device read nothing")
+
+
+def test_the_views_switch_with_the_bottom_bar_and_survive_a_reload(served, browser):
+    url, _, device = served
+    to_actions(device.table)
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    assert phone.is_visible("#now-card") and phone.is_hidden("#score")
+    bar = phone.locator("#views a[data-view='sheet']")
+    assert bar.bounding_box()["height"] >= 44  # a thumb's target
+    bar.click()
+    assert phone.is_visible("#score") and phone.is_hidden("#now-card")
+    assert phone.evaluate("location.hash") == "#sheet"
+    assert bar.get_attribute("aria-current") == "page"
+
+    phone.reload()
+    phone.wait_for_function("document.body.dataset.seq !== ''")
+    assert phone.is_visible("#score") and phone.is_hidden("#now-card")
+
+    phone.click("#views a[data-view='history']")
+    assert phone.is_visible("#game-log") and phone.is_visible("#games-card")
+    phone.click("#views a[data-view='device']")
+    assert phone.is_visible("#tray-card") and phone.is_hidden("#game-log")
+    phone.go_back()  # the phone's Back button goes back to the view before
+    assert phone.is_visible("#game-log")
+    phone.goto(f"{url}/#nonsense")
+    assert phone.is_visible("#now-card")
+    phone.close()
+
+
+def test_a_new_game_asks_first(served, browser):
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url)
+    phone.wait_title("Ada's turn")
+    phone.click("#more summary")
+    phone.click("button.new-game-open")
+    phone.fill("#more .new-game input.player-name >> nth=0", "Dan")
+    phone.fill("#more .new-game input.player-name >> nth=1", "Eve")
+    phone.click("#more >> text=Start the game")
+    question = answer(phone, yes=False)
+    assert question.startswith('Start a new game? "Test" (Ada\'s turn) stays on the device')
+    phone.wait_for_timeout(300)
+    assert game(url, phone)["id"] == snap["id"]  # nothing happened
+    assert phone.title() == "Ada's turn"
+
+    phone.click("#more >> text=Start the game")
+    answer(phone, yes=True)
+    phone.wait_title("Set up the game")
+    assert game(url, phone)["id"] != snap["id"]
+    phone.close()
+
+
+def test_the_game_list_looks_at_and_resumes_an_earlier_game(served, browser):
+    url, _, device = served
+    first = to_actions(device.table)
+    device.table.new_game(["Dan", "Eve"], "Later")
+    a = Phone(browser, f"{url}/#history")
+    b = Phone(browser, url)
+    b.wait_title("Set up the game")
+    items = a.locator("#games li")
+    items.nth(1).wait_for()
+    assert items.count() == 2
+    assert "Later · Dan, Eve" in items.nth(0).text_content()
+    assert "at the table" in items.nth(0).text_content()
+    assert items.nth(0).locator("button.resume").count() == 0
+    assert "Test · Ada, Ben, Cleo · round 1, playing" in items.nth(1).text_content()
+
+    items.nth(1).locator("button.look").click()
+    a.wait_for_selector("#game-viewer h3")
+    assert a.text_content("#game-viewer h3") == "Test (read-only)"
+    assert a.evaluate("location.hash") == f"#history/{first['id']}"
+    assert a.locator("#game-viewer .ranking li").count() == 3
+    a.reload()  # still looking at it
+    a.wait_for_selector("#game-viewer h3")
+    assert a.text_content("#game-viewer h3") == "Test (read-only)"
+
+    a.click("#game-viewer button.resume")
+    assert 'Resume "Test" at the table?' in answer(a, yes=True)
+    a.wait_for_function("location.hash === '#table'")
+    a.wait_title("Ada's turn")
+    b.wait_title("Ada's turn")  # every phone follows
+    assert game(url, a)["id"] == first["id"]
+    a.close()
+    b.close()
+
+
+def test_one_reading_cannot_start_two_phases_and_nothing_fell_is_asked(served, browser):
+    url, frames, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    reading = latest_reading(device)
+    snap = device.table.command(snap["id"], snap["seq"], {
+        "type": "setup_drop_read", "tray": reading["counts"]}, reading_id=reading["id"],
+        confirmed=True)
+    snap = device.table.command(snap["id"], snap["seq"], {"type": "pirate_revealed", "value": 1})
+    phone = Phone(browser, url)
+    phone.wait_title("Phase blue (round 1): drop the cubes")
+    assert "from before the set-up drop" in phone.text_content("#now-reading .used")
+    assert phone.locator("button.use-reading").is_disabled()
+
+    phone.click("button.nothing-fell")
+    assert answer(phone, yes=False).startswith("Nothing fell from the tower? Then the blue phase")
+    phone.wait_for_timeout(300)
+    assert game(url, phone)["seq"] == snap["seq"]
+    phone.click("button.nothing-fell")
+    answer(phone, yes=True)
+    phone.wait_seq(snap["seq"] + 1)
+    state = game(url, phone)["state"]
+    assert state["skipped_phases"][0] == {"round": 1, "phase": "blue", "why": "no cubes out"}
+    assert state["stage"] == "tray" and state["phase"] != "blue"  # (an empty storage skips too)
+    assert phone.locator("button.use-reading").is_disabled()  # still the set-up drop's picture
+    assert "before the blue phase began" in phone.text_content("#now-reading .used")
+
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")  # a new drop: a new reading
+    phone.wait_for_selector("button.use-reading:enabled", timeout=15000)
+    assert phone.locator("#now-reading .used").count() == 0
+    phone.close()
+
+
+def test_an_empty_set_up_drop_asks_before_it_is_used(served, browser):
+    url, frames, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    phone = Phone(browser, url)
+    phone.wait_title("Set up the game")
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
+    phone.wait_for_selector("button.use-reading:enabled", timeout=15000)
+    assert latest_reading(device)["total"] == 0
+    phone.click("button.use-reading")
+    assert "no cube in the tray" in answer(phone, yes=False)
+    phone.wait_for_timeout(300)
+    assert game(url, phone)["seq"] == snap["seq"]
+    assert phone.title() == "Set up the game"
+    phone.click("button.use-reading")
+    answer(phone, yes=True)
+    phone.wait_seq(snap["seq"] + 1)
+    phone.close()
+
+
+def test_calibrating_with_cubes_in_the_tray_asks_first(served, browser):
+    url, frames, device = served
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    latest_reading(device)
+    page = Phone(browser, f"{url}/#device")
+    page.click("summary:has-text('Calibrate')")
+    page.click("#calibrate")
+    assert "The camera sees" in answer(page, yes=False)
+    page.wait_for_function(
+        "document.getElementById('calibrate-result').textContent.startsWith('Not calibrated')"
+    )
+    assert "empty the tray" in page.text_content("#calibrate-result")
+    assert not (device.config.data_path / "empty.jpg").exists()
+    page.close()
+
+
+def test_reading_warnings_are_few_and_said_once(served, browser):
+    url, _, device = served
+    phone = Phone(browser, f"{url}/#device")
+    front = "there may be one more cube (red?) at the front left of the tray"
+    others = [f"a cube at the {where} may be red or brown" for where in ("back", "middle", "left")]
+    device.board.publish_reading(
+        "w", {"counts": {"red": 2}, "uncertain": True, "warnings": [front, front, *others]}, None
+    )
+    phone.wait_for_selector("#tray-alert:not([hidden])")
+    assert phone.text_content("#tray-alert") == (
+        f"Please check the tray: {front}; {others[0]} (and 2 more on the picture)"
+    )
+    phone.close()
+
+
+def test_a_tie_is_shown_as_a_tie_with_the_tie_break_named(served, browser):
+    url, _, device = served
+    snap = _game(device, ["Eva", "Finn"], (
+        {"type": "setup_drop_read", "tray": SETUP_DROP},
+        {"type": "pirate_revealed", "value": 2},
+        {"type": "tray_read", "tray": {"blue": 1}},
+        {"type": "action", "player": "Eva", "choice": "gold"},
+        {"type": "action", "player": "Finn", "choice": "blue", "ap": 0},
+    ))
+    totals = {r["player"]: r["total"] for r in snap["score_sheet"]["ranking"]}
+    assert totals["Eva"] == totals["Finn"]
+    phone = Phone(browser, f"{url}/#sheet")
+    phone.wait_seq(snap["seq"])
+    n = totals["Eva"]
+    assert phone.locator("#ranking li:not(.note)").all_text_contents() == [
+        f"Eva: {n} VP (tie)", f"Finn: {n} VP (tie)",
+    ]
+    assert phone.locator("#ranking li.tie-note").text_content() == (
+        "Tie between Eva and Finn: Eva would win, being ahead in player order "
+        "(the rulebook's tie-break)."
+    )
+    assert phone.evaluate("[...document.querySelectorAll('#ranking li')].map(li => li.value)")[
+        :2] == [1, 1]  # a shared first place
+    phone.close()
