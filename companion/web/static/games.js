@@ -56,7 +56,7 @@ window.CT = window.CT || {};
   // One earlier game, read-only: who played, the ranking and what happened.
   async function look(id) {
     const viewer = $("game-viewer");
-    if (!id) { viewer.hidden = true; viewer.replaceChildren(); return; }
+    if (!/^\d+$/.test(id)) { viewer.hidden = true; viewer.replaceChildren(); return; }
     viewer.hidden = false;
     viewer.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
     let game;
