@@ -103,6 +103,7 @@ def test_the_game_list_looks_at_and_resumes_an_earlier_game(served, browser):
     assert a.text_content("#game-viewer h3") == "Test (read-only)"
     assert a.evaluate("location.hash") == f"#history/{first['id']}"
     assert a.locator("#game-viewer .ranking li").count() == 3
+    assert "null" not in a.text_content("#game-viewer")
     a.reload()  # still looking at it
     a.wait_for_selector("#game-viewer h3")
     assert a.text_content("#game-viewer h3") == "Test (read-only)"

@@ -72,7 +72,7 @@ window.CT = window.CT || {};
     const state = game.state;
     const lines = [...game.history].reverse().map((h) => el("li", { value: h.n, class: h.in_force ? "" : "undone" },
       el(h.in_force ? "span" : "s", { text: h.text }), h.outcome ? el("small", { class: "outcome", text: ` → ${h.outcome}` }) : null));
-    viewer.replaceChildren(
+    viewer.replaceChildren(...[
       el("h3", { text: `${state.name || `Game ${game.id}`}${game.at_table ? " (at the table)" : " (read-only)"}` }),
       el("p", { class: "muted", text: `${state.players.map((p) => p.name).join(", ")} · ${state.round ? `round ${state.round}` : "set-up"} · ${sheet.final ? "final score" : "score if it ended now"}` }),
       el("ol", { class: "ranking" }, CT.rankingItems(sheet)), CT.tieNote(sheet),
@@ -84,7 +84,9 @@ window.CT = window.CT || {};
           onclick: (e) => resume({ id: game.id, title: state.name }, e.currentTarget),
         }),
         el("a", { href: `/api/game/${game.id}/events.jsonl`, download: "", class: "export", text: "Download its log" }),
-        el("button", { type: "button", class: "secondary close-viewer", text: "Close", onclick: () => CT.go("history") })));
+        el("button", { type: "button", class: "secondary close-viewer", text: "Close", onclick: () => CT.go("history") })),
+    ].filter(Boolean));
+    viewer.scrollIntoView({ block: "nearest" });
   }
 
   CT.onView((view, arg) => {
