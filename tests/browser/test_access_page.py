@@ -38,7 +38,9 @@ def test_a_phone_without_the_code_watches_and_cannot_write(served, browser):
     assert not watcher.locator("#code-card").is_visible()
     # the game is there to read, but nothing that writes is on the screen
     assert watcher.text_content("#now-title") == "Set up the game"
+    watcher.click("#views a[data-view='sheet']")
     assert watcher.locator("#players-card").is_visible()
+    watcher.click("#views a[data-view='table']")
     for selector in ("#undo", "#read-now", "#now-body button", "#now-body form",
                      "summary:has-text('Calibrate')"):
         assert all(not b.is_visible() for b in watcher.locator(selector).all()), selector
@@ -61,7 +63,9 @@ def test_a_phone_without_the_code_watches_and_cannot_write(served, browser):
     watcher.fill("#join-code", device.table_code.value.lower())
     watcher.click("#join")
     watcher.wait_for_function("() => document.body.dataset.access === 'playing'")
-    assert watcher.locator("#read-now").is_visible() and watcher.locator("#undo").is_visible()
+    assert watcher.locator("#undo").is_visible()
+    watcher.click("#views a[data-view='device']")  # the tray, the camera, the table code
+    assert watcher.locator("#read-now").is_visible()
     assert watcher.text_content("#table-code") == device.table_code.value
     assert errors == []
     watcher.close()
@@ -101,6 +105,7 @@ def test_a_new_code_sends_every_other_phone_back_to_watching(served, browser):
         page.wait_for_function("() => document.body.dataset.stage === 'setup'")
         assert access(page) == "playing"
 
+    keeper.click("#views a[data-view='device']")
     keeper.click("#new-code")
     keeper.click("#new-code-yes")
     keeper.wait_for_function(

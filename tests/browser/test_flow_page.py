@@ -35,7 +35,7 @@ def latest_reading(device, timeout=15.0) -> dict:
 def test_the_views_switch_with_the_bottom_bar_and_survive_a_reload(served, browser):
     url, _, device = served
     to_actions(device.table)
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     assert phone.is_visible("#now-card") and phone.is_hidden("#score")
     bar = phone.locator("#views a[data-view='sheet']")
@@ -46,7 +46,7 @@ def test_the_views_switch_with_the_bottom_bar_and_survive_a_reload(served, brows
     assert bar.get_attribute("aria-current") == "page"
 
     phone.reload()
-    phone.wait_for_function("document.body.dataset.seq !== ''")
+    phone.wait_for_function("() => document.body.dataset.seq !== ''")
     assert phone.is_visible("#score") and phone.is_hidden("#now-card")
 
     phone.click("#views a[data-view='history']")
@@ -55,7 +55,9 @@ def test_the_views_switch_with_the_bottom_bar_and_survive_a_reload(served, brows
     assert phone.is_visible("#tray-card") and phone.is_hidden("#game-log")
     phone.go_back()  # the phone's Back button goes back to the view before
     assert phone.is_visible("#game-log")
-    phone.goto(f"{url}/#nonsense")
+    phone.click("#code-chip")  # the header's code chip: the Device view, at the code
+    assert phone.is_visible("#code-card")
+    phone.goto(f"{url}/#nonsense")  # the phone keeps its code
     assert phone.is_visible("#now-card")
     phone.close()
 
@@ -63,7 +65,7 @@ def test_the_views_switch_with_the_bottom_bar_and_survive_a_reload(served, brows
 def test_a_new_game_asks_first(served, browser):
     url, _, device = served
     snap = to_actions(device.table)
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     phone.click("#more summary")
     phone.click("button.new-game-open")
@@ -87,8 +89,8 @@ def test_the_game_list_looks_at_and_resumes_an_earlier_game(served, browser):
     url, _, device = served
     first = to_actions(device.table)
     device.table.new_game(["Dan", "Eve"], "Later")
-    a = Phone(browser, f"{url}/#history")
-    b = Phone(browser, url)
+    a = Phone(browser, url, device.table_code.value, "history")
+    b = Phone(browser, url, device.table_code.value)
     b.wait_title("Set up the game")
     items = a.locator("#games li")
     items.nth(1).wait_for()
@@ -110,7 +112,7 @@ def test_the_game_list_looks_at_and_resumes_an_earlier_game(served, browser):
 
     a.click("#game-viewer button.resume")
     assert 'Resume "Test" at the table?' in answer(a, yes=True)
-    a.wait_for_function("location.hash === '#table'")
+    a.wait_for_function("() => location.hash === '#table'")
     a.wait_title("Ada's turn")
     b.wait_title("Ada's turn")  # every phone follows
     assert game(url, a)["id"] == first["id"]
@@ -127,7 +129,7 @@ def test_one_reading_cannot_start_two_phases_and_nothing_fell_is_asked(served, b
         "type": "setup_drop_read", "tray": reading["counts"]}, reading_id=reading["id"],
         confirmed=True)
     snap = device.table.command(snap["id"], snap["seq"], {"type": "pirate_revealed", "value": 1})
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Phase blue (round 1): drop the cubes")
     assert "from before the set-up drop" in phone.text_content("#now-reading .used")
     assert phone.locator("button.use-reading").is_disabled()
@@ -154,7 +156,7 @@ def test_one_reading_cannot_start_two_phases_and_nothing_fell_is_asked(served, b
 def test_an_empty_set_up_drop_asks_before_it_is_used(served, browser):
     url, frames, device = served
     snap = device.table.new_game(["Ada", "Ben"])
-    phone = Phone(browser, url)
+    phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Set up the game")
     shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
     phone.wait_for_selector("button.use-reading:enabled", timeout=15000)
@@ -174,12 +176,12 @@ def test_calibrating_with_cubes_in_the_tray_asks_first(served, browser):
     url, frames, device = served
     shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
     latest_reading(device)
-    page = Phone(browser, f"{url}/#device")
+    page = Phone(browser, url, device.table_code.value, "device")
     page.click("summary:has-text('Calibrate')")
     page.click("#calibrate")
     assert "The camera sees" in answer(page, yes=False)
     page.wait_for_function(
-        "document.getElementById('calibrate-result').textContent.startsWith('Not calibrated')"
+        "() => document.getElementById('calibrate-result').textContent.startsWith('Not calibrated')"
     )
     assert "empty the tray" in page.text_content("#calibrate-result")
     assert not (device.config.data_path / "empty.jpg").exists()
@@ -188,7 +190,7 @@ def test_calibrating_with_cubes_in_the_tray_asks_first(served, browser):
 
 def test_reading_warnings_are_few_and_said_once(served, browser):
     url, _, device = served
-    phone = Phone(browser, f"{url}/#device")
+    phone = Phone(browser, url, device.table_code.value, "device")
     front = "there may be one more cube (red?) at the front left of the tray"
     others = [f"a cube at the {where} may be red or brown" for where in ("back", "middle", "left")]
     device.board.publish_reading(
@@ -212,7 +214,7 @@ def test_a_tie_is_shown_as_a_tie_with_the_tie_break_named(served, browser):
     ))
     totals = {r["player"]: r["total"] for r in snap["score_sheet"]["ranking"]}
     assert totals["Eva"] == totals["Finn"]
-    phone = Phone(browser, f"{url}/#sheet")
+    phone = Phone(browser, url, device.table_code.value, "sheet")
     phone.wait_seq(snap["seq"])
     n = totals["Eva"]
     assert phone.locator("#ranking li:not(.note)").all_text_contents() == [

@@ -23,13 +23,14 @@ class Phone:
     """One phone at the table: a page plus the JavaScript errors (and refusals of the page's
     Content-Security-Policy) it has seen. With ``code`` it joins as the QR code's link does."""
 
-    def __init__(self, browser, url, code=None):
+    def __init__(self, browser, url, code=None, view=""):
         self.url = url
         self.page = browser.new_page(viewport=PHONE)
         self.errors = []
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         self.page.on("console", self._console)
-        self.page.goto(f"{url}/?code={code}" if code else url)
+        hash_ = f"#{view}" if view else ""  # the page's view: #sheet, #history/3, #device
+        self.page.goto(f"{url}/?code={code}{hash_}" if code else f"{url}/{hash_}")
         self.page.wait_for_function("() => document.body.dataset.stage !== undefined")
 
     def _console(self, message):

@@ -23,7 +23,7 @@ def device(tmp_path):
     pressed = []
     hooks = DeviceHooks(
         read_now=lambda: pressed.append("read"),
-        calibrate_empty=lambda: pressed.append("calibrate") or {"cubes_seen": 0},
+        calibrate_empty=lambda confirmed=False: pressed.append("calibrate") or {"cubes_seen": 0},
         set_corners=lambda corners: pressed.append("corners") or {"corners": corners},
     )
     policy = AccessPolicy(code, HostNames.of(["cubetower", "cubetower.local", "*.club.lan"]))

@@ -4,6 +4,7 @@ and the list of games kept on the device (look at one, resume one)."""
 import sqlite3
 
 import pytest
+from table_access import playing, policy
 
 from companion.drops import PHASE, SETUP, Drop, StaleReading, check_drop
 from companion.errors import NeedsConfirmation, TableError
@@ -25,7 +26,9 @@ class Table:
         self.hub = Hub()
         self.board = TrayBoard(self.store, self.hub)
         self.table = GameTable(self.store, self.hub)
-        self.client = create_app(self.board, self.hub, table=self.table).test_client()
+        access = policy(path.parent)
+        app = create_app(self.board, self.hub, table=self.table, access=access)
+        self.client = playing(app.test_client(), access)
 
     def read(self, counts, uncertain=False) -> int:
         """The camera reads the tray: the reading's id."""

@@ -205,7 +205,7 @@ def test_calibrating_with_cubes_in_the_tray_asks_first(device):
     device.watcher.step()
     seen = device.board.latest()["total"]
     assert seen > 0
-    client = device.app().test_client()
+    client = playing(device.app().test_client(), device.table_code)
     asked = client.post("/api/calibrate/empty")
     assert asked.status_code == 409
     assert f"sees {seen} cubes" in asked.get_json()["confirm"]
