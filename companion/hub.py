@@ -7,6 +7,8 @@ full snapshot first, then only these small updates (the pattern OctoPrint uses).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import queue
 import threading
 from dataclasses import dataclass
@@ -16,15 +18,19 @@ from dataclasses import dataclass
 class Update:
     kind: str
     data: dict
+    # the data as compact JSON, encoded once by ``publish``: with 50 phones open, encoding a
+    # game snapshot per phone would cost the publishing request 50 times the work
+    text: str = ""
 
 
 class Subscription:
     def __init__(self, hub: Hub, size: int):
         self._hub = hub
         self._queue: queue.Queue[Update | None] = queue.Queue(maxsize=size)
-        self.dropped = False
+        self.dropped = False  # its queue overflowed: the phone stopped reading
+        self.closed = False
 
-    def offer(self, update: Update | None) -> None:
+    def offer(self, update: Update) -> None:
         try:
             self._queue.put_nowait(update)
         except queue.Full:
@@ -32,14 +38,23 @@ class Subscription:
             self._hub.unsubscribe(self)
 
     def get(self, timeout: float) -> Update | None:
-        """The next update, or None when ``timeout`` passes (time for a keep-alive)."""
+        """The next update, or None when ``timeout`` passes or the subscription was closed."""
         try:
             return self._queue.get(timeout=timeout)
         except queue.Empty:
             return None
 
     def close(self) -> None:
+        """Stop receiving; a reader waiting in ``get`` from another thread returns at once."""
+        self.closed = True
         self._hub.unsubscribe(self)
+        # a full queue needs no wake-up: the reader finds updates and then sees ``closed``
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(None)
+
+    @property
+    def ended(self) -> bool:
+        return self.closed or self.dropped
 
 
 class Hub:
@@ -66,6 +81,6 @@ class Hub:
     def publish(self, kind: str, data: dict) -> None:
         with self._lock:
             subscribers = list(self._subscribers)
-        update = Update(kind, data)
+        update = Update(kind, data, json.dumps(data, separators=(",", ":")))
         for subscription in subscribers:
             subscription.offer(update)

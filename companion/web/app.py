@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from flask import Flask, Response, jsonify, render_template, request
@@ -23,6 +23,7 @@ from companion.tray import TrayBoard, empty_tray_body
 from companion.web.access import AccessPolicy, install_access
 from companion.web.game_api import confirmation_needed, game_blueprint
 from companion.web.inputs import MAX_BODY_BYTES, BadInput, json_body, query_int
+from companion.web.streams import StreamSlots, sse_message
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,6 @@ class DeviceHooks:
     health: Callable[[], dict] | None = None
 
 
-def sse_message(kind: str, data: dict) -> str:
-    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-
-
 def create_app(
     board: TrayBoard,
     hub: Hub,
@@ -57,9 +54,12 @@ def create_app(
     table: GameTable | None = None,
     *,
     access: AccessPolicy,
-    keepalive_seconds: float = 15.0,
+    streams: StreamSlots | None = None,
 ) -> Flask:
+    """``streams`` bounds the live streams; its ``limit`` must match the server's stream
+    threads (``companion.web.server.create_server``)."""
     hooks = hooks or DeviceHooks()
+    streams = streams or StreamSlots(hub)
     app = Flask(__name__)
     app.json.sort_keys = False
     install_access(app, access, hub)
@@ -179,23 +179,14 @@ def create_app(
 
     @app.get("/api/stream")
     def api_stream():
-        subscription = hub.subscribe()
-        first = snapshot()
-
-        def stream() -> Iterator[str]:
-            try:
-                yield "retry: 2000\n\n"
-                yield sse_message("snapshot", first)
-                while not subscription.dropped:
-                    update = subscription.get(timeout=keepalive_seconds)
-                    if update is None:
-                        yield ": keep-alive\n\n"
-                        continue
-                    yield sse_message(update.kind, update.data)
-            finally:
-                subscription.close()
-
-        response = Response(stream(), mimetype="text/event-stream")
+        # subscribe before taking the snapshot: an update in between arrives twice, never lost
+        slot = streams.open(request.environ.get("waitress.client_disconnected", lambda: False))
+        try:
+            first = sse_message("snapshot", json.dumps(snapshot(), separators=(",", ":")))
+        except BaseException:
+            streams.release(slot)
+            raise
+        response = Response(streams.stream(slot, first), mimetype="text/event-stream")
         response.headers["Cache-Control"] = "no-cache"
         response.headers["X-Accel-Buffering"] = "no"
         return response
@@ -208,7 +199,7 @@ def create_app(
         """200 while the device works; 503 (with the problem in words) while its camera stalls."""
         camera = hooks.health() if hooks.health else None
         ok = camera is None or bool(camera.get("ok"))
-        body = {"ok": ok, "phones": hub.subscriber_count}
+        body = {"ok": ok, "phones": streams.count, "stream_slots": streams.limit}
         if camera is not None:
             body["camera"] = camera
         return jsonify(body), 200 if ok else 503
