@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from companion.web.inputs import MAX_BODY_BYTES
 from firmware.config import ConfigError, load_config, with_overrides
 
 
@@ -191,9 +190,8 @@ def print_join(url: str, code: str | None, out=sys.stdout) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import waitress
-
     from companion.store import StoreError
+    from companion.web.server import create_server
     from firmware.service import ModelError, build_device
     from firmware.sources import SourceError
 
@@ -211,14 +209,12 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     print(f"camera: {device.source.name}; data: {config.data_path}", flush=True)
     try:
-        server = waitress.create_server(
+        server = create_server(
             device.app(),
+            device.streams,
             host=config.server.host,
             port=config.server.port,
-            threads=config.server.threads,
-            channel_timeout=30,
-            # waitress refuses a larger body (413) before buffering it; the app's own limit
-            max_request_body_size=MAX_BODY_BYTES,
+            api_threads=config.server.threads,
         )
     except OSError as exc:
         device.stop()

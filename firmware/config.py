@@ -30,11 +30,18 @@ def default_data_dir() -> Path:
     return Path(base) / "cubetower"
 
 
+MAX_THREADS = 64
+MAX_STREAMS = 200  # a thread each: a Pi runs a few hundred threads, not thousands
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     host: str = "0.0.0.0"
     port: int = 8000
-    threads: int = 24  # each open phone holds one thread for its live stream
+    threads: int = 16  # threads answering the API (page, buttons), never taken by streams
+    # live streams open at once, each on a thread of its own besides ``threads``; a phone beyond
+    # them takes the slot of the oldest stream (see companion/web/streams.py)
+    streams: int = 64
     # names the phone app answers to besides its addresses, localhost, *.local and its host
     # name (any other Host is refused: DNS rebinding); "*.club.lan" allows every name under it
     allowed_hosts: tuple[str, ...] = ()
@@ -140,6 +147,14 @@ def load_config(path: str | Path | None) -> Config:
     config = build(Config, data, str(path))
     if not 1 <= config.server.port <= 65535:
         raise ConfigError(f"{path} [server]: port must be 1-65535, got {config.server.port}")
+    if not 1 <= config.server.threads <= MAX_THREADS:
+        raise ConfigError(
+            f"{path} [server]: threads must be 1-{MAX_THREADS}, got {config.server.threads}"
+        )
+    if not 1 <= config.server.streams <= MAX_STREAMS:
+        raise ConfigError(
+            f"{path} [server]: streams must be 1-{MAX_STREAMS}, got {config.server.streams}"
+        )
     for name in config.server.allowed_hosts:
         if not HOST_NAME.fullmatch(name):
             raise ConfigError(

@@ -28,6 +28,7 @@ from companion.table_code import TableCode
 from companion.tray import TrayBoard
 from companion.web.access import AccessPolicy, HostNames
 from companion.web.app import DeviceHooks, create_app
+from companion.web.streams import StreamSlots
 from firmware.config import Config
 from firmware.panel import NullPanel, Panel, open_panel
 from firmware.session import CONFIRMED_DROPS, SessionCalibration, parse_corners
@@ -216,8 +217,13 @@ class Device:
     table_code: TableCode  # what a phone needs to change the game
     detector: SharedDetector | None = None  # the one model every reading uses
     notifier: SystemdNotifier = field(default_factory=lambda: SystemdNotifier(None))
+    streams: StreamSlots | None = None  # the phones' live streams; default: config.server.streams
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        if self.streams is None:
+            self.streams = StreamSlots(self.hub, self.config.server.streams)
 
     def start(self) -> None:
         self.board.set_status("starting", source=self.source.name)
@@ -369,7 +375,14 @@ class Device:
             calibration_status=self.session.status,
             health=self.watcher.health,
         )
-        return create_app(self.board, self.hub, hooks, self.table, access=self.access_policy())
+        return create_app(
+            self.board,
+            self.hub,
+            hooks,
+            self.table,
+            access=self.access_policy(),
+            streams=self.streams,
+        )
 
     def access_policy(self) -> AccessPolicy:
         """The table code, and the names the phone app answers to: this machine's own name (and

@@ -8,9 +8,9 @@ plays only with the table code: open ``f"{url}/?code={device.table_code.value}"`
 import threading
 
 import pytest
-import waitress
 from gpiozero.pins.mock import MockFactory
 
+from companion.web.server import create_server
 from firmware.config import Config, with_overrides
 from firmware.service import build_device
 from firmware.sources import FolderSource
@@ -25,7 +25,7 @@ def served(tmp_path):
     device = build_device(config, FolderSource(frames), pin_factory=MockFactory())
     device.watcher.poll_seconds = 0.05
     device.start()
-    server = waitress.create_server(device.app(), host="127.0.0.1", port=0, threads=8)
+    server = create_server(device.app(), device.streams, api_threads=8)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.effective_port}", frames, device

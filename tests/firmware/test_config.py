@@ -30,6 +30,11 @@ def test_a_full_file_is_read_into_types(tmp_path):
     assert config.panel.enabled is False and config.panel.read_now_pin == 17
 
 
+def test_stream_slots_and_api_threads_are_set_apart(tmp_path):
+    config = load_config(write(tmp_path, "[server]\nthreads = 4\nstreams = 80\n"))
+    assert (config.server.threads, config.server.streams) == (4, 80)
+
+
 def test_unknown_key_is_named_with_the_allowed_ones(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown key 'prot'.*allowed keys are host, port"):
         load_config(write(tmp_path, "[server]\nprot = 9000\n"))
@@ -46,6 +51,9 @@ def test_unknown_section_is_refused(tmp_path):
         ('[server]\nport = "eighty"\n', "'port' must be int"),
         ("[server]\nport = 70000\n", "port must be 1-65535"),
         ("[server]\nport = true\n", "'port' must be int"),
+        ("[server]\nstreams = 0\n", "streams must be 1-200, got 0"),
+        ("[server]\nstreams = 5000\n", "streams must be 1-200"),
+        ("[server]\nthreads = 0\n", "threads must be 1-64, got 0"),
         ("[server\n", "not valid TOML"),
     ],
 )

@@ -66,6 +66,18 @@ def test_status_leds_follow_the_loop(device):
     assert red.state and not green.state
 
 
+def test_the_phone_app_gets_the_configured_stream_slots(tmp_path, factory, fake):
+    config = with_overrides(Config(), data_dir=str(tmp_path))
+    config = replace(config, server=replace(config.server, streams=7))
+    device = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)
+    try:
+        assert device.streams.limit == 7 and device.streams.hub is device.hub
+        health = device.app().test_client().get("/api/health").get_json()
+        assert health["stream_slots"] == 7 and health["phones"] == 0
+    finally:
+        device.stop()
+
+
 def test_panel_is_released_on_stop(tmp_path, factory, fake):
     config = with_overrides(Config(), data_dir=str(tmp_path))
     device = build_device(config, FolderSource(tmp_path), pin_factory=factory, detector=fake)

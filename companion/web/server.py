@@ -1,0 +1,49 @@
+"""The phone app under waitress, sized so live streams never take the API's threads.
+
+One place builds the server (``cubetower serve``, the browser tests and the stream benchmark all
+use it), because its settings and the app's stream slots only work together; see
+``companion.web.streams`` for the design.
+"""
+
+from __future__ import annotations
+
+import waitress
+from flask import Flask
+
+from companion.web.inputs import MAX_BODY_BYTES
+from companion.web.streams import StreamSlots
+
+# Phones keep a couple of idle keep-alive connections beside their stream; waitress's default of
+# 100 connections would stop accepting new ones with 50 phones at the table (and its default
+# select() loop cannot watch descriptors above 1023, hence poll()).
+CONNECTIONS_PER_THREAD = 4
+
+
+def create_server(
+    app: Flask,
+    streams: StreamSlots,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    api_threads: int = 24,
+    channel_timeout: int = 30,
+):
+    """A waitress server (not yet running) with ``api_threads`` for the API and one thread per
+    stream slot; ``streams`` must be the slots the app was created with."""
+    if api_threads < 1:
+        raise ValueError("the API needs at least one thread")
+    threads = api_threads + streams.limit
+    return waitress.create_server(
+        app,
+        host=host,
+        port=port,
+        threads=threads,
+        # read each connection while its request runs, so a closed page is seen at once
+        # (waitress.client_disconnected) instead of when a write to it fails
+        channel_request_lookahead=1,
+        channel_timeout=channel_timeout,  # idle keep-alive connections let go after this
+        connection_limit=CONNECTIONS_PER_THREAD * threads,
+        asyncore_use_poll=True,
+        # a larger body is refused (413) before it is buffered; the app's own limit
+        max_request_body_size=MAX_BODY_BYTES,
+    )

@@ -1,0 +1,130 @@
+"""Streams under the real waitress server, on real sockets: closed pages let go, the API answers."""
+
+import json
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from companion.hub import Hub
+from companion.store import Store
+from companion.tray import TrayBoard
+from companion.web.app import create_app
+from companion.web.server import create_server
+from companion.web.streams import StreamSlots
+
+SLOTS = 4
+API_THREADS = 2
+
+
+@pytest.fixture
+def served(tmp_path):
+    """(port, board, slots): the phone app on a free port, 4 stream slots, 2 API threads."""
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    board = TrayBoard(store, hub)
+    slots = StreamSlots(hub, SLOTS, keepalive_seconds=30, check_seconds=0.2)
+    server = create_server(create_app(board, hub, streams=slots), slots, api_threads=API_THREADS)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield server.effective_port, board, slots
+    server.close()
+    thread.join(timeout=5)
+    store.close()
+
+
+class Phone:
+    """A page's EventSource, by hand: the raw response text, read as it arrives."""
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.sendall(b"GET /api/stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        self.text = ""
+
+    def wait_for(self, needle: str, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while needle not in self.text:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                return False
+            if not data:
+                return needle in self.text
+            self.text += data.decode()
+        return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def until(condition, timeout: float) -> float | None:
+    """Seconds until ``condition()`` held, or None when it did not within ``timeout``."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if condition():
+            return time.monotonic() - started
+        time.sleep(0.02)
+    return None
+
+
+def api_status_ms(port: int) -> float:
+    started = time.monotonic()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=3) as answer:
+        assert answer.status == 200
+    return (time.monotonic() - started) * 1000
+
+
+def test_a_closed_page_frees_its_stream_within_a_second(served):
+    port, _, slots = served
+    phone = Phone(port)
+    assert phone.wait_for("event: snapshot")
+    assert slots.count == 1
+    phone.close()
+    # before, the thread was held until two writes to the dead socket failed (~45 s)
+    assert until(lambda: slots.count == 0, timeout=5) < 1.0
+
+
+def test_more_phones_than_slots_leave_the_api_answering_and_the_newest_phones_live(served):
+    port, board, slots = served
+    phones = []
+    for _ in range(SLOTS + 3):
+        phones.append(Phone(port))
+        assert phones[-1].wait_for("event: snapshot")
+    assert slots.count == SLOTS and slots.evictions == 3
+    # the three oldest were told, and their responses ended (the browser reconnects)
+    for phone in phones[:3]:
+        assert phone.wait_for("make room for another phone")
+        assert phone.wait_for("\r\n0\r\n\r\n")
+    assert max(api_status_ms(port) for _ in range(10)) < 1000
+    board.publish_reading("frame-7", {"counts": {"red": 2}}, None)
+    for phone in phones[3:]:
+        assert phone.wait_for('"frame_id":"frame-7"', timeout=2)
+    health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health").read())
+    assert health["phones"] == SLOTS and health["stream_slots"] == SLOTS
+    for phone in phones:
+        phone.close()
+
+
+def test_pages_reloading_do_not_use_up_the_slots(served):
+    """A reload closes the old stream, fetches the page and opens a new stream: the old one's
+    slot is free by then, so no other phone loses its stream."""
+    port, board, slots = served
+    holders = [Phone(port) for _ in range(SLOTS - 1)]
+    for phone in holders:
+        assert phone.wait_for("event: snapshot")
+    page = None
+    for _ in range(10):
+        if page is not None:
+            page.close()
+        assert api_status_ms(port) < 1000  # the page itself
+        page = Phone(port)
+        assert page.wait_for("event: snapshot")
+        time.sleep(0.05)
+    assert slots.evictions == 0
+    board.publish_reading("frame-8", {"counts": {"red": 1}}, None)
+    for phone in [*holders, page]:
+        assert phone.wait_for('"frame_id":"frame-8"', timeout=2)
+    assert api_status_ms(port) < 1000
