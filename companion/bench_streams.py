@@ -37,13 +37,13 @@ API_PATHS = ("/api/game", "/api/status", "/api/tray")
 # -- the device side (run in the child process) ------------------------------------------------
 def serve(folder: Path, api_threads: int, stream_slots: int) -> None:
     """The phone app with a 4-player game, on a free local port printed as ``port N``."""
-    import waitress
-
     from companion.hub import Hub
     from companion.store import Store
     from companion.table import GameTable
     from companion.tray import TrayBoard
     from companion.web.app import DeviceHooks, create_app
+    from companion.web.server import create_server
+    from companion.web.streams import StreamSlots
 
     store = Store(folder / "bench.sqlite")
     hub = Hub()
@@ -57,8 +57,9 @@ def serve(folder: Path, api_threads: int, stream_slots: int) -> None:
         board.publish_reading(f"bench-{next(taps)}", {"counts": counts}, None)
 
     board.set_status("waiting", "bench", source="bench")
-    app = create_app(board, hub, DeviceHooks(read_now=read_now), table)
-    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=api_threads)
+    streams = StreamSlots(hub, stream_slots)
+    app = create_app(board, hub, DeviceHooks(read_now=read_now), table, streams=streams)
+    server = create_server(app, streams, api_threads=api_threads)
     print(f"port {server.effective_port}", flush=True)
     server.run()
 
@@ -297,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long to measure")
     parser.add_argument("--readings", type=float, default=2.0, help="readings per second")
     parser.add_argument("--api-rate", type=float, default=20.0, help="API requests per second")
-    parser.add_argument("--threads", type=int, default=24, help="server threads for the API")
+    parser.add_argument("--threads", type=int, default=16, help="server threads for the API")
     parser.add_argument("--streams", type=int, default=64, help="server stream slots")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args(argv)
