@@ -3,17 +3,22 @@
 Starts the phone app under the real waitress server in a child process (so the phones' side,
 measured here, does not share a GIL with the server), then, for ``--seconds``:
 
-- ``--phones`` phones open the live stream and hold it; each must get every reading;
+- ``--phones`` phones open the live stream and hold it; each must get every reading (with
+  ``--pictures`` each also fetches the reading's 80 KB picture at once, as the page does: 50
+  requests in a burst per reading);
 - ``--reloaders`` more pages reload once a second each: the old stream's socket is closed as a
-  browser does, the page is fetched again and a new stream opened (time to its snapshot);
+  browser does, the page and its scripts are fetched again, a new stream opened (time to its
+  snapshot) and the reading history fetched;
 - one phone taps "read now" (``POST /api/tray/read``) ``--readings`` times a second; the device's
   read hook publishes a reading at once, so the time from the tap to each stream's ``tray`` event
   is the delivery latency;
 - an API prober asks ``GET /api/game``, ``/api/status`` and ``/api/tray`` ``--api-rate`` times a
   second, each on a fresh connection with a 5 s timeout.
 
-Prints API latency (p50 / p95 / max and failures), how many holding streams got each reading and
-how fast, and the reloads done. Exits 1 when an API request failed or a reading missed a stream.
+Every request is on a fresh connection (``Connection: close``), which costs the server more than
+a browser's keep-alive. Prints API latency (p50 / p95 / max and failures), how many holding
+streams got each reading and how fast, the pictures and reloads. Exits 1 when a request failed or
+a reading missed a stream.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +38,8 @@ from companion.bench import percentile
 
 TIMEOUT = 5.0
 API_PATHS = ("/api/game", "/api/status", "/api/tray")
+PAGE_ASSET = re.compile(r'(?:href|src)="(/static/[^"]+)"')  # the page's scripts and styles
+PICTURE = bytes(range(256)) * 320  # the size of an annotated tray picture
 
 
 # -- the device side (run in the child process) ------------------------------------------------
@@ -54,7 +62,7 @@ def serve(folder: Path, api_threads: int, stream_slots: int) -> None:
 
     def read_now() -> None:  # what the camera loop does with a frame, without the camera
         counts = {"blue": 2, "red": 1, "green": 3, "yellow": 1, "black": 0, "white": 1}
-        board.publish_reading(f"bench-{next(taps)}", {"counts": counts}, None)
+        board.publish_reading(f"bench-{next(taps)}", {"counts": counts}, PICTURE)
 
     board.set_status("waiting", "bench", source="bench")
     streams = StreamSlots(hub, stream_slots)
@@ -73,6 +81,7 @@ class Figures:
     taps: list[float] = field(default_factory=list)  # when reading n+1 was tapped
     received: dict[int, dict[int, float]] = field(default_factory=dict)  # reading -> phone -> t
     holder_restarts: int = 0
+    picture_ms: list[float] = field(default_factory=list)
     reload_ms: list[float] = field(default_factory=list)
     reload_failures: list[str] = field(default_factory=list)
 
@@ -139,8 +148,30 @@ class Stream:
         self.writer.close()
 
 
-async def hold(phone: int, port: int, figures: Figures, stop: asyncio.Event) -> None:
-    """A phone on the table: keeps its stream and notes when each reading arrives."""
+async def get(
+    port: int, path: str, figures: Figures, into: list[float] | None = None
+) -> bytes | None:
+    """GET ``path``: the body, its time into ``into``; None and an API failure when it fails."""
+    started = time.perf_counter()
+    try:
+        status, body = await asyncio.wait_for(request(port, "GET", path), TIMEOUT)
+    except OSError as exc:
+        figures.api_failures.append(f"{path}: {exc!r}")
+        return None
+    if status != 200:
+        figures.api_failures.append(f"{path}: answered {status}")
+        return None
+    if into is not None:
+        into.append((time.perf_counter() - started) * 1000)
+    return body
+
+
+async def hold(
+    phone: int, port: int, figures: Figures, stop: asyncio.Event, pictures: bool
+) -> None:
+    """A phone on the table: keeps its stream, notes when each reading arrives, fetches its
+    picture if ``pictures``."""
+    fetches: set[asyncio.Task] = set()
     while not stop.is_set():
         try:
             stream = await asyncio.wait_for(Stream.open(port), TIMEOUT)
@@ -153,16 +184,25 @@ async def hold(phone: int, port: int, figures: Figures, stop: asyncio.Event) -> 
             while True:
                 kind, data = await stream.next_event()
                 if kind == "tray":
-                    reading = int(json.loads(data)["frame_id"].removeprefix("bench-"))
+                    tray = json.loads(data)
+                    reading = int(tray["frame_id"].removeprefix("bench-"))
                     figures.received.setdefault(reading, {})[phone] = time.perf_counter()
+                    if not pictures:
+                        continue
+                    fetch = asyncio.create_task(get(port, tray["picture"], figures,
+                                                    figures.picture_ms))
+                    fetches.add(fetch)
+                    fetch.add_done_callback(fetches.discard)
         except (OSError, EOFError, asyncio.IncompleteReadError):
             figures.holder_restarts += 1  # the device closed it: the browser reconnects
         finally:
             stream.close()
+            await asyncio.gather(*fetches)
 
 
 async def reload_page(port: int, figures: Figures, stop: asyncio.Event, offset: float) -> None:
-    """A page reloaded once a second: drop the stream, fetch the page, open a new stream."""
+    """A page reloaded once a second: drop the stream, fetch the page and its scripts, open a
+    new stream, fetch the reading history."""
     await asyncio.sleep(offset)
     stream: Stream | None = None
     while not stop.is_set():
@@ -170,11 +210,16 @@ async def reload_page(port: int, figures: Figures, stop: asyncio.Event, offset: 
         if stream is not None:
             stream.close()
         try:
-            status, _ = await asyncio.wait_for(request(port, "GET", "/"), TIMEOUT)
-            if status != 200:
-                raise ConnectionError(f"page answered {status}")
+            page = await get(port, "/", figures)
+            if page is None:
+                raise ConnectionError("the page failed")
+            for path in PAGE_ASSET.findall(page.decode()):
+                if await get(port, path, figures) is None:
+                    raise ConnectionError(f"{path} failed")
             stream = await asyncio.wait_for(Stream.open(port), TIMEOUT)
             await asyncio.wait_for(stream.snapshot(), TIMEOUT)
+            if await get(port, "/api/tray/history?limit=30", figures) is None:
+                raise ConnectionError("the history failed")
             figures.reload_ms.append((time.perf_counter() - started) * 1000)
         except (TimeoutError, OSError, EOFError, ConnectionError) as exc:
             figures.reload_failures.append(repr(exc))
@@ -231,7 +276,10 @@ async def tap_read(port: int, rate: float, figures: Figures, stop: asyncio.Event
 async def run_phones(port: int, args: argparse.Namespace) -> Figures:
     figures = Figures()
     stop = asyncio.Event()
-    holders = [asyncio.create_task(hold(n, port, figures, stop)) for n in range(args.phones)]
+    holders = [
+        asyncio.create_task(hold(n, port, figures, stop, args.pictures))
+        for n in range(args.phones)
+    ]
     reloaders = [
         asyncio.create_task(reload_page(port, figures, stop, n / max(1, args.reloaders)))
         for n in range(args.reloaders)
@@ -271,7 +319,9 @@ def report(figures: Figures, args: argparse.Namespace) -> bool:
     ]
     print(
         f"{args.phones} phones holding streams, {args.reloaders} pages reloading once a second, "
-        f"{args.seconds:g} s; server: {args.threads} API threads, {args.streams} stream slots"
+        f"{args.seconds:g} s, {args.readings:g} readings/s"
+        f"{' (each phone fetches the picture)' if args.pictures else ''}; "
+        f"server: {args.threads} API threads, {args.streams} stream slots"
     )
     print(f"API ({len(figures.api_ms)} answered, {len(figures.api_failures)} failed)  "
           f"{spread(figures.api_ms)}")
@@ -282,12 +332,20 @@ def report(figures: Figures, args: argparse.Namespace) -> bool:
         f"of {args.phones}; readings that reached all: {reached.count(args.phones)}/{sent}"
     )
     print(f"delivery, tap to each stream           {spread(delivery)}")
+    if args.pictures:
+        print(f"pictures fetched: {len(figures.picture_ms)}      {spread(figures.picture_ms)}")
     print(f"reloads: {len(figures.reload_ms)} done, {len(figures.reload_failures)} failed; "
-          f"page + snapshot {spread(figures.reload_ms)}")
+          f"page, scripts, snapshot, history {spread(figures.reload_ms)}")
     print(f"holding streams ended by the device or refused: {figures.holder_restarts}")
     for failure in (figures.api_failures + figures.reload_failures)[:5]:
         print(f"  failed: {failure}")
-    return not figures.api_failures and sent > 0 and min(reached) == args.phones
+    return (
+        not figures.api_failures
+        and not figures.reload_failures
+        and sent > 0
+        and min(reached) == args.phones
+        and (not args.pictures or len(figures.picture_ms) == sum(reached))
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long to measure")
     parser.add_argument("--readings", type=float, default=2.0, help="readings per second")
     parser.add_argument("--api-rate", type=float, default=20.0, help="API requests per second")
+    parser.add_argument("--pictures", action="store_true",
+                        help="each holding phone fetches each reading's picture")
     parser.add_argument("--threads", type=int, default=16, help="server threads for the API")
     parser.add_argument("--streams", type=int, default=64, help="server stream slots")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)  # the child process
