@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -376,7 +377,11 @@ def main(argv: list[str] | None = None) -> int:
             if not line.startswith("port "):
                 print("the server did not start", file=sys.stderr)
                 return 2
-            figures = asyncio.run(run_phones(int(line.split()[1]), args))
+            # the phones' event loop on a thread of its own: the caller's thread may run one
+            # already (a test process with Playwright's sync API)
+            port = int(line.split()[1])
+            with ThreadPoolExecutor(1) as phones:
+                figures = phones.submit(asyncio.run, run_phones(port, args)).result()
         finally:
             child.terminate()
             child.wait(timeout=10)
