@@ -45,11 +45,13 @@ PICTURE = bytes(range(256)) * 320  # the size of an annotated tray picture
 
 # -- the device side (run in the child process) ------------------------------------------------
 def serve(folder: Path, api_threads: int, stream_slots: int) -> None:
-    """The phone app with a 4-player game, on a free local port printed as ``port N``."""
+    """The phone app with a 4-player game, on a free local port: prints ``port N code C``."""
     from companion.hub import Hub
     from companion.store import Store
     from companion.table import GameTable
+    from companion.table_code import TableCode
     from companion.tray import TrayBoard
+    from companion.web.access import AccessPolicy
     from companion.web.app import DeviceHooks, create_app
     from companion.web.server import create_server
     from companion.web.streams import StreamSlots
@@ -67,9 +69,11 @@ def serve(folder: Path, api_threads: int, stream_slots: int) -> None:
 
     board.set_status("waiting", "bench", source="bench")
     streams = StreamSlots(hub, stream_slots)
-    app = create_app(board, hub, DeviceHooks(read_now=read_now), table, streams=streams)
+    code = TableCode(folder / "table-code")
+    app = create_app(board, hub, DeviceHooks(read_now=read_now), table,
+                     access=AccessPolicy(code), streams=streams)
     server = create_server(app, streams, api_threads=api_threads)
-    print(f"port {server.effective_port}", flush=True)
+    print(f"port {server.effective_port} code {code.value}", flush=True)
     server.run()
 
 
@@ -87,14 +91,14 @@ class Figures:
     reload_failures: list[str] = field(default_factory=list)
 
 
-async def request(port: int, method: str, path: str) -> tuple[int, bytes]:
-    """One request on its own connection, as a phone's fetch does after a while asleep."""
+async def request(port: int, method: str, path: str, code: str = "") -> tuple[int, bytes]:
+    """One request on its own connection, as a phone's fetch does after a while asleep;
+    ``code``: the table code a write needs."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(
-            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n"
-            "Connection: close\r\n\r\n".encode()
-        )
+        head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Length: 0",
+                "Connection: close"] + ([f"X-Table-Code: {code}"] if code else [])
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
         await writer.drain()
         raw = await reader.read()
     finally:
@@ -256,13 +260,16 @@ async def probe_api(port: int, rate: float, figures: Figures, stop: asyncio.Even
     await asyncio.gather(*pending)
 
 
-async def tap_read(port: int, rate: float, figures: Figures, stop: asyncio.Event) -> None:
+async def tap_read(
+    port: int, code: str, rate: float, figures: Figures, stop: asyncio.Event
+) -> None:
     """Readings, one after another: the n-th tap publishes reading ``bench-n``."""
     while not stop.is_set():
         started = time.perf_counter()
         figures.taps.append(started)
         try:
-            status, _ = await asyncio.wait_for(request(port, "POST", "/api/tray/read"), TIMEOUT)
+            tap = request(port, "POST", "/api/tray/read", code)
+            status, _ = await asyncio.wait_for(tap, TIMEOUT)
         except (TimeoutError, OSError) as exc:
             figures.api_failures.append(f"/api/tray/read: {exc!r}")
             figures.taps.pop()  # no reading was (knowingly) published
@@ -274,7 +281,7 @@ async def tap_read(port: int, rate: float, figures: Figures, stop: asyncio.Event
         await asyncio.sleep(max(0.0, 1 / rate - (time.perf_counter() - started)))
 
 
-async def run_phones(port: int, args: argparse.Namespace) -> Figures:
+async def run_phones(port: int, code: str, args: argparse.Namespace) -> Figures:
     figures = Figures()
     stop = asyncio.Event()
     holders = [
@@ -288,7 +295,7 @@ async def run_phones(port: int, args: argparse.Namespace) -> Figures:
     await asyncio.sleep(2.0)  # every phone has its stream before the first reading
     load = [
         asyncio.create_task(probe_api(port, args.api_rate, figures, stop)),
-        asyncio.create_task(tap_read(port, args.readings, figures, stop)),
+        asyncio.create_task(tap_read(port, code, args.readings, figures, stop)),
     ]
     await asyncio.sleep(args.seconds)
     stop.set()
@@ -379,9 +386,9 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             # the phones' event loop on a thread of its own: the caller's thread may run one
             # already (a test process with Playwright's sync API)
-            port = int(line.split()[1])
+            _, port, _, code = line.split()
             with ThreadPoolExecutor(1) as phones:
-                figures = phones.submit(asyncio.run, run_phones(port, args)).result()
+                figures = phones.submit(asyncio.run, run_phones(int(port), code, args)).result()
         finally:
             child.terminate()
             child.wait(timeout=10)

@@ -7,6 +7,7 @@ import time
 import urllib.request
 
 import pytest
+from table_access import policy
 
 from companion.hub import Hub
 from companion.store import Store
@@ -26,7 +27,8 @@ def served(tmp_path):
     hub = Hub()
     board = TrayBoard(store, hub)
     slots = StreamSlots(hub, SLOTS, keepalive_seconds=30, check_seconds=0.2)
-    server = create_server(create_app(board, hub, streams=slots), slots, api_threads=API_THREADS)
+    app = create_app(board, hub, access=policy(tmp_path), streams=slots)
+    server = create_server(app, slots, api_threads=API_THREADS)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     yield server.effective_port, board, slots
