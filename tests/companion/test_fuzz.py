@@ -42,8 +42,7 @@ def make_app(tmp_path):
             calibration_status=lambda: {"corners": None, "drops": 0},
         )
         access = policy(tmp_path)
-        app = create_app(board, hub, hooks, GameTable(store, hub), keepalive_seconds=0.01,
-                         access=access)
+        app = create_app(board, hub, hooks, GameTable(store, hub), access=access)
         return playing(app.test_client(), access), store.close
 
     return make
