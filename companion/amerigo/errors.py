@@ -3,13 +3,31 @@
 Every refusal is a ``RulesError`` so that the web app can catch one type and show its message to the
 table; the subclasses let tests (and the UI) tell *why* a command was refused. A refused command
 never changes the game: the facade only keeps a new event once the whole fold has accepted it.
+
+The message is a ``companion.text.Msg`` (an English template and its values), so the web layer can
+say it in the phone's language while this package stays free of Flask and catalogues.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..text import Msg
+
 
 class RulesError(Exception):
-    """A command or event that the rules (or the event format) do not allow."""
+    """A command or event that the rules (or the event format) do not allow.
+
+    ``RulesError("{player} has no treasure chest", player="Ada")``, or a ready ``Msg``.
+    """
+
+    def __init__(self, message: str | Msg, /, **args: Any) -> None:
+        self.msg = message if isinstance(message, Msg) else Msg(message, **args)
+        super().__init__(str(self.msg))
+
+    def within(self, template: str, /, **args: Any) -> RulesError:
+        """The same refusal, of the same type, placed (e.g. ``"event #{n}: {error}"``)."""
+        return type(self)(Msg(template, error=self.msg, **args))
 
 
 class MalformedEvent(RulesError):

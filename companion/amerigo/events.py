@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..text import Msg
+from . import words
 from .errors import MalformedEvent
 from .offer import COLOURS
 from .tokens import describe_token, parse_token
@@ -31,7 +33,8 @@ def _int(name: str, lo: int = 0, hi: int | None = None) -> Callable[[Any], int]:
     def check(v: Any) -> int:
         if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
             rng = f">= {lo}" if hi is None else f"{lo}..{hi}"
-            raise MalformedEvent(f"{name} must be a whole number {rng}, got {v!r}")
+            raise MalformedEvent("{field} must be a whole number {range}, got {value}",
+                                 field=name, range=rng, value=repr(v))
         return v
 
     return check
@@ -40,7 +43,8 @@ def _int(name: str, lo: int = 0, hi: int | None = None) -> Callable[[Any], int]:
 def _str(name: str) -> Callable[[Any], str]:
     def check(v: Any) -> str:
         if not isinstance(v, str) or not v.strip():
-            raise MalformedEvent(f"{name} must be a non-empty text, got {v!r}")
+            raise MalformedEvent("{field} must be a non-empty text, got {value}",
+                                 field=name, value=repr(v))
         return v.strip()
 
     return check
@@ -49,7 +53,8 @@ def _str(name: str) -> Callable[[Any], str]:
 def _bool(name: str) -> Callable[[Any], bool]:
     def check(v: Any) -> bool:
         if not isinstance(v, bool):
-            raise MalformedEvent(f"{name} must be true or false, got {v!r}")
+            raise MalformedEvent("{field} must be true or false, got {value}", field=name,
+                                 value=repr(v))
         return v
 
     return check
@@ -58,7 +63,8 @@ def _bool(name: str) -> Callable[[Any], bool]:
 def _one_of(name: str, options: tuple[str, ...]) -> Callable[[Any], str]:
     def check(v: Any) -> str:
         if v not in options:
-            raise MalformedEvent(f"{name} must be one of {', '.join(options)}; got {v!r}")
+            raise MalformedEvent("{field} must be one of {options}; got {value}", field=name,
+                                 options=", ".join(options), value=repr(v))
         return v
 
     return check
@@ -67,10 +73,12 @@ def _one_of(name: str, options: tuple[str, ...]) -> Callable[[Any], str]:
 def _counts(name: str) -> Callable[[Any], dict[str, int]]:
     def check(v: Any) -> dict[str, int]:
         if not isinstance(v, dict):
-            raise MalformedEvent(f"{name} must be an object colour -> cubes, got {v!r}")
+            raise MalformedEvent("{field} must be an object colour -> cubes, got {value}",
+                                 field=name, value=repr(v))
         unknown = set(v) - set(COLOURS)
         if unknown:
-            raise MalformedEvent(f"{name}: unknown cube colour(s) {', '.join(sorted(unknown))}")
+            raise MalformedEvent("{field}: unknown cube colour(s) {colours}", field=name,
+                                 colours=", ".join(sorted(unknown)))
         return {c: _int(f"{name}.{c}", 0, 49)(v.get(c, 0)) for c in COLOURS}
 
     return check
@@ -79,7 +87,7 @@ def _counts(name: str) -> Callable[[Any], dict[str, int]]:
 def _list(name: str, item: Callable[[Any], Any]) -> Callable[[Any], list]:
     def check(v: Any) -> list:
         if not isinstance(v, list):
-            raise MalformedEvent(f"{name} must be a list, got {v!r}")
+            raise MalformedEvent("{field} must be a list, got {value}", field=name, value=repr(v))
         return [item(x) for x in v]
 
     return check
@@ -88,7 +96,8 @@ def _list(name: str, item: Callable[[Any], Any]) -> Callable[[Any], list]:
 def _obj(name: str, fields: dict[str, tuple[bool, Callable[[Any], Any]]]) -> Callable[[Any], dict]:
     def check(v: Any) -> dict:
         if not isinstance(v, dict):
-            raise MalformedEvent(f"{name} must be an object, got {v!r}")
+            raise MalformedEvent("{field} must be an object, got {value}", field=name,
+                                 value=repr(v))
         return _check_fields(name, v, fields)
 
     return check
@@ -97,13 +106,14 @@ def _obj(name: str, fields: dict[str, tuple[bool, Callable[[Any], Any]]]) -> Cal
 def _check_fields(where: str, data: dict, fields: dict) -> dict:
     unknown = [k for k in data if k not in fields and k not in META_FIELDS]
     if unknown:
-        raise MalformedEvent(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+        raise MalformedEvent("{where}: unknown field(s) {fields}", where=where,
+                             fields=", ".join(sorted(unknown)))
     out = {}
     for key, (required, check) in fields.items():
         if key in data:
             out[key] = check(data[key])
         elif required:
-            raise MalformedEvent(f"{where}: missing field {key!r}")
+            raise MalformedEvent("{where}: missing field '{field}'", where=where, field=key)
     return out
 
 
@@ -129,7 +139,8 @@ def _token(v: Any) -> str:
 def _goods_map(name: str) -> Callable[[Any], dict[str, int]]:
     def check(v: Any) -> dict[str, int]:
         if not isinstance(v, dict):
-            raise MalformedEvent(f"{name} must be an object good -> count, got {v!r}")
+            raise MalformedEvent("{field} must be an object good -> count, got {value}",
+                                 field=name, value=repr(v))
         return {_str(f"{name} good")(k): _int(f"{name}.{k}", 0)(n) for k, n in v.items()}
 
     return check
@@ -150,7 +161,7 @@ def _final_inputs(v: Any) -> dict:
     out = {}
     for k, x in v.items():
         if not isinstance(x, dict):
-            raise MalformedEvent(f"final_scoring.players.{k} must be an object")
+            raise MalformedEvent("final_scoring.players.{player} must be an object", player=k)
         out[_str("player")(k)] = _check_fields(f"final_scoring.players.{k}", x, spec)
     return out
 
@@ -218,20 +229,21 @@ def parse_event(raw: Any) -> dict:
         try:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise MalformedEvent(f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+            raise MalformedEvent("not valid JSON: {reason} at column {column}", reason=exc.msg,
+                                 column=exc.colno) from None
     if not isinstance(raw, dict):
-        raise MalformedEvent(f"an event must be a JSON object, got {type(raw).__name__}")
+        raise MalformedEvent("an event must be a JSON object, got {kind}", kind=type(raw).__name__)
     if "v" not in raw:
         raise MalformedEvent('missing version field "v" (use "v": 1)')
     if type(raw["v"]) is not int or raw["v"] != VERSION:
-        raise MalformedEvent(f"unsupported event version {raw['v']!r} (this engine: {VERSION})")
+        raise MalformedEvent("unsupported event version {got} (this engine: {version})",
+                             got=repr(raw["v"]), version=VERSION)
     etype = raw.get("type")
     if etype not in SCHEMAS:
-        raise MalformedEvent(
-            f"unknown event type {etype!r}; known: {', '.join(EVENT_TYPES)}"
-            if "type" in raw
-            else 'missing field "type"'
-        )
+        if "type" not in raw:
+            raise MalformedEvent('missing field "type"')
+        raise MalformedEvent("unknown event type {got}; known: {known}", got=repr(etype),
+                             known=", ".join(EVENT_TYPES))
     body = _check_fields(etype, raw, SCHEMAS[etype])
     out = {"v": VERSION, "type": etype, **body}
     for meta, check in (("at", _timestamp), ("note", _note)):
@@ -276,93 +288,95 @@ class Event:
     def to_dict(self) -> dict:
         return dict(self.data)
 
-    def describe(self) -> str:
+    def describe(self) -> Msg:
         return describe(self.data)
 
 
-def _fmt_counts(counts: dict[str, int]) -> str:
-    parts = [f"{n} {c}" for c, n in counts.items() if n]
-    return ", ".join(parts) if parts else "no cubes"
-
-
-def describe(e: dict) -> str:
+def describe(e: dict) -> Msg:
     """One line a person understands, for the history list (``e`` is a parsed event)."""
     t = e["type"]
     if t == "game_created":
-        return "Game created" + (f" ({e['name']})" if e.get("name") else "")
+        if e.get("name"):
+            return Msg("Game created ({name})", name=e["name"])
+        return Msg("Game created")
     if t == "players_seated":
-        return "Players in order: " + ", ".join(e["players"])
+        return Msg("Players in order: {players}", players=e["players"])
     if t == "setup_drop_read":
-        return f"Set-up drop: tray had {_fmt_counts(e['tray'])} (to storage)"
+        return Msg("Set-up drop: tray had {cubes} (to storage)", cubes=words.counts(e["tray"]))
     if t == "pirate_revealed":
-        return f"Pirate marker revealed: {e['value']}"
+        return Msg("Pirate marker revealed: {value}", value=e["value"])
     if t == "tray_read":
-        return f"Tray read: {_fmt_counts(e['tray'])}"
+        return Msg("Tray read: {cubes}", cubes=words.counts(e["tray"]))
     if t == "bump_read":
-        return f"Bump: {_fmt_counts(e['tray'])} fell into the tray"
+        return Msg("Bump: {cubes} fell into the tray", cubes=words.counts(e["tray"]))
     if t == "tray_corrected":
-        return f"Reading of event #{e['target']} corrected to {_fmt_counts(e['tray'])}"
+        return Msg("Reading of event #{target} corrected to {cubes}", target=e["target"],
+                   cubes=words.counts(e["tray"]))
     if t == "action":
         return _describe_action(e)
     if t == "sheet_goods":
         goods = ", ".join(e["goods"]) or "no goods"
         return f"{e['player']}'s player sheet prints {goods} (one production token of each)"
     if t == "chest_cashed":
-        return f"{e['player']} cashes a treasure chest for 3 gold"
+        return Msg("{player} cashes a treasure chest for 3 gold", player=e["player"])
     if t == "token_used":
-        return f"{e['player']} uses progress token {e['token']} ({describe_token(e['token'])})"
+        return Msg("{player} uses progress token {token} ({meaning})", player=e["player"],
+                   token=e["token"], meaning=describe_token(e["token"]))
     if t == "round_ended":
-        return "Round ends: pirates attack"
+        return Msg("Round ends: pirates attack")
     if t == "final_scoring":
-        return "Final scoring"
+        return Msg("Final scoring")
     if t == "undo":
-        what = "Redo" if e.get("redo") else "Undo"
-        return f"{what} of event #{e['target']}" if "target" in e else what
-    return t  # pragma: no cover - every type is handled above
+        if e.get("redo"):
+            return Msg("Redo of event #{target}", target=e["target"]) if "target" in e \
+                else Msg("Redo")
+        return Msg("Undo of event #{target}", target=e["target"]) if "target" in e \
+            else Msg("Undo")
+    return Msg(t)  # pragma: no cover - every type is handled above
 
 
-def _describe_action(e: dict) -> str:
+def _describe_action(e: dict) -> Msg:
     p, choice = e["player"], e["choice"]
     if choice == "gold":
-        return f"{p} takes gold instead of an action"
+        return Msg("{player} takes gold instead of an action", player=p)
     if choice == "vp":
-        return f"{p} takes VP instead of an action"
-    names = {
-        "blue": "Move Ships",
-        "black": "Load Cannons",
-        "red": "Plan",
-        "brown": "Progress",
-        "green": "Build",
-        "yellow": "Buy Production",
-        "white": "Special Action",
-    }
-    bits = [f"{p}: {names[choice]}"]
+        return Msg("{player} takes VP instead of an action", player=p)
+    bits = [Msg("{player}: {action}", player=p, action=words.ACTION[choice])]
     if e.get("via") == "white":
-        bits.append("(white as joker)")
+        bits.append(Msg("(white as joker)"))
     elif e.get("via") == "swap":
-        bits.append("(green/red swap)")
+        bits.append(Msg("(green/red swap)"))
     if "ap" in e:
-        bits.append(f"{e['ap']} AP")
+        bits.append(Msg("{ap} AP", ap=e["ap"]))
     if e.get("gold_spent"):
-        bits.append(f"+{e['gold_spent']} AP bought with gold")
+        bits.append(Msg("+{n} AP bought with gold", n=e["gold_spent"]))
     if e.get("posts"):
-        bits.append("posts on " + ", ".join(x["island"] for x in e["posts"]))
+        bits.append(Msg("posts on {islands}", islands=[x["island"] for x in e["posts"]]))
     if e.get("build"):
-        bits.append("builds " + ", ".join(f"{b['tile']} on {b['island']} ({b['vp']} VP)"
-                                          for b in e["build"]))
+        bits.append(Msg("builds {tiles}", tiles=[
+            Msg("{tile} on {island} ({vp} VP)", tile=words.TILE[b["tile"]], island=b["island"],
+                vp=b["vp"]) for b in e["build"]]))
     if e.get("completes"):
-        bits.append("completes island " + ", ".join(completed_islands(e)))
+        bits.append(Msg("completes island {islands}", islands=completed_islands(e)))
     if e.get("take"):
-        bits.append("takes " + ", ".join(
-            t["tile"] + (f" size {t['size']}" if "size" in t else "") for t in e["take"]))
+        bits.append(Msg("takes {tiles}", tiles=[
+            Msg("{tile} size {size}", tile=words.TILE[t["tile"]], size=t["size"]) if "size" in t
+            else words.TILE[t["tile"]] for t in e["take"]]))
     if e.get("production"):
-        bits.append("buys " + ", ".join(f"{x['good']} ({x['cost']})" for x in e["production"]))
+        bits.append(Msg("buys {tokens}", tokens=[
+            Msg("{good} ({cost})", good=x["good"], cost=x["cost"]) for x in e["production"]]))
     if e.get("tokens_taken"):
-        bits.append("takes token(s) " + ", ".join(e["tokens_taken"]))
+        bits.append(Msg("takes token(s) {tokens}", tokens=e["tokens_taken"]))
     if e.get("advance"):
-        bits.append(f"advances {e['advance']}")
+        bits.append(Msg("advances {n}", n=e["advance"]))
     if e.get("jump"):
-        bits.append("jumps to the top of the first player's stack")
+        bits.append(Msg("jumps to the top of the first player's stack"))
     if e.get("tokens_used"):
-        bits.append("using " + ", ".join(e["tokens_used"]))
-    return " ".join(bits)
+        bits.append(Msg("using {tokens}", tokens=e["tokens_used"]))
+    return spaced(bits)
+
+
+def spaced(parts: list[Msg]) -> Msg:
+    """Several phrases in one line, separated by spaces (each translated on its own)."""
+    return Msg(" ".join(f"{{p{i}}}" for i in range(len(parts))),
+               **{f"p{i}": m for i, m in enumerate(parts)})

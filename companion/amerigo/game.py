@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..text import Msg
 from .errors import RulesError
 from .events import _fmt_counts, describe, parse_event
 from .scoring import score_sheet
@@ -38,7 +39,7 @@ class Game:
             try:
                 parsed.append(parse_event(raw))
             except RulesError as exc:
-                raise type(exc)(f"event #{n}: {exc}") from None
+                raise exc.within("event #{n}: {error}", n=n) from None
         game._state, game._res = fold(parsed, game._base)
         for i, t in game._res.targets.items():  # a hand-written undo may leave out its target
             parsed[i]["target"] = t + 1
@@ -134,13 +135,18 @@ class Game:
             if e["type"] == "tray_corrected" and self._res.active[i]:
                 corrected_by[e["target"] - 1] = i + 1
         for i, e in enumerate(self._events):
+            text = self._text(i, e)
+            outcome = self._state.outcomes.get(i + 1)
             line = {
                 "n": i + 1,
                 "type": e["type"],
-                "text": self._text(i, e),
-                "outcome": self._state.outcomes.get(i + 1, ""),
+                "text": str(text),
+                "text_msg": text.to_json(),
+                "outcome": str(outcome or ""),
                 "in_force": self._res.active[i],
             }
+            if outcome:
+                line["outcome_msg"] = outcome.to_json()
             if e["type"] in READINGS:
                 line["tray"] = dict(self._res.corrected.get(i, e["tray"]))
                 shown[i] = e["tray"]
@@ -160,7 +166,7 @@ class Game:
         return lines
 
 
-    def _text(self, i: int, e: dict) -> str:
+    def _text(self, i: int, e: dict) -> Msg:
         """``describe(e)``; an undo also says what it took back (or, for a redo, restored)."""
         if e["type"] != "undo":
             return describe(e)
@@ -168,8 +174,8 @@ class Game:
         target = self._events[t]
         if target["type"] == "undo":
             inner = self._events[self._res.targets.get(t, target.get("target", 0) - 1)]
-            return f"Redo (takes back undo #{t + 1}): {describe(inner)}"
-        return f"Undo #{t + 1}: {describe(target)}"
+            return Msg("Redo (takes back undo #{n}): {what}", n=t + 1, what=describe(inner))
+        return Msg("Undo #{n}: {what}", n=t + 1, what=describe(target))
 
 
 __all__ = ["Game", "resolve"]

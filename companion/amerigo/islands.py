@@ -46,16 +46,18 @@ def get_island(islands: dict[str, Island], name: str, big: bool | None) -> Islan
     if isl is None:
         if big is None:
             raise MalformedEvent(
-                f"island {name!r} is mentioned for the first time: say whether it is big "
-                '("big": true for 20 or more land spaces)'
+                "island '{island}' is mentioned for the first time: say whether it is big "
+                '("big": true for 20 or more land spaces)', island=name
             )
         if big and sum(1 for i in islands.values() if i.big) >= CHESTS:
-            raise LimitReached(f"island {name!r} cannot be big: there are only {CHESTS} chests")
+            raise LimitReached("island '{island}' cannot be big: there are only {chests} chests",
+                               island=name, chests=CHESTS)
         isl = islands[name] = Island(name, big)
     elif big is not None and big != isl.big:
-        raise MalformedEvent(f"island {name!r} was recorded as {'big' if isl.big else 'small'}")
+        raise MalformedEvent("island '{island}' was recorded as big" if isl.big
+                             else "island '{island}' was recorded as small", island=name)
     if isl.completed:
-        raise NotOnOffer(f"island {name!r} is already complete")
+        raise NotOnOffer("island '{island}' is already complete", island=name)
     return isl
 
 
@@ -66,15 +68,17 @@ def establish_post(isl: Island, player: Player, gold_per_post: int) -> int:
     discovery." "Each time the token's owner establishes a trading post, he receives 1 gold."
     """
     if player.posts_total >= TRADING_POSTS:
-        raise LimitReached(f"{player.name} has placed all {TRADING_POSTS} trading posts")
+        raise LimitReached("{player} has placed all {n} trading posts", player=player.name,
+                           n=TRADING_POSTS)
     # The completion table ("1 : 1x ... 6 : 21x") has no row for a 7th post of one player: such an
     # island could never be scored, so the post is refused before it is placed.
     most = max(POST_MULTIPLIER)
     if isl.posts.get(player.name, 0) >= most:
         raise LimitReached(
-            f"{player.name} already has {most} trading posts on island {isl.name!r}, the most the "
-            f"completion table scores ({most} posts: {POST_MULTIPLIER[most]}x the time marker); "
-            "a 7th post there cannot be placed"
+            "{player} already has {most} trading posts on island '{island}', the most the "
+            "completion table scores ({most} posts: {factor}x the time marker); "
+            "a 7th post there cannot be placed",
+            player=player.name, most=most, island=isl.name, factor=POST_MULTIPLIER[most],
         )
     discovery = DISCOVERY_VP if not isl.posts else 0
     isl.posts[player.name] = isl.posts.get(player.name, 0) + 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..text import Msg
+from . import words
 from .constants import CUBES_PER_COLOUR, TOTAL_CUBES
 from .errors import LimitReached, RulesError
 from .offer import COLOURS
@@ -32,20 +34,22 @@ class Ledger:
     def copy(self) -> Ledger:
         return Ledger(dict(self.tower), dict(self.storage), dict(self.tray), dict(self.action))
 
-    def _take_from_tower(self, counts: dict[str, int], what: str) -> None:
+    def _take_from_tower(self, counts: dict[str, int], what: Msg) -> None:
         too_many = [
-            f"{counts[c]} {c} but only {self.tower[c]} inside"
+            Msg("{n} {colour} but only {inside} inside", n=counts[c], colour=words.colour(c),
+                inside=self.tower[c])
             for c in COLOURS
             if counts.get(c, 0) > self.tower[c]
         ]
         if too_many:
-            raise LimitReached(f"{what} cannot hold {'; '.join(too_many)} the tower")
+            raise LimitReached("{what} cannot hold {cubes} the tower", what=what,
+                               cubes=too_many)
         for c in COLOURS:
             self.tower[c] -= counts.get(c, 0)
 
     def setup_drop(self, tray: dict[str, int]) -> None:
         """"place any cubes that land in the tray on the appropriately colored storage space"."""
-        self._take_from_tower(tray, "the set-up tray")
+        self._take_from_tower(tray, Msg("the set-up tray"))
         for c in COLOURS:
             self.storage[c] += tray.get(c, 0)
 
@@ -71,20 +75,22 @@ class Ledger:
         in it too, but they are not this phase's: "leave the cubes in the tray until the start of
         the next phase". So the reading must still show them, and only the rest is the action.
         """
-        missing = [f"{self.tray[c]} {c}" for c in COLOURS if tray.get(c, 0) < self.tray[c]]
+        missing = [Msg("{n} {colour}", n=self.tray[c], colour=words.colour(c))
+                   for c in COLOURS if tray.get(c, 0) < self.tray[c]]
         if missing:
             raise LimitReached(
-                f"the reading leaves out {', '.join(missing)} that fell out early (a bump) and "
-                "stay in the tray until the next phase: read the whole tray, or correct the bump"
+                "the reading leaves out {cubes} that fell out early (a bump) and "
+                "stay in the tray until the next phase: read the whole tray, or correct the bump",
+                cubes=missing,
             )
         dropped = {c: tray.get(c, 0) - self.tray[c] for c in COLOURS}
-        self._take_from_tower(dropped, "this phase's drop")
+        self._take_from_tower(dropped, Msg("this phase's drop"))
         for c in COLOURS:
             self.action[c] += dropped[c]
 
     def bump(self, tray: dict[str, int]) -> None:
         """Cubes fell out "at an inappropriate time": "leave the cubes in the tray"."""
-        self._take_from_tower(tray, "a bump")
+        self._take_from_tower(tray, Msg("a bump"))
         for c in COLOURS:
             self.tray[c] += tray.get(c, 0)
 
@@ -104,7 +110,8 @@ class Ledger:
         for c in COLOURS:
             places = [self.tower[c], self.storage[c], self.tray[c], self.action[c]]
             if any(n < 0 for n in places) or sum(places) != CUBES_PER_COLOUR:
-                raise RulesError(f"internal error: cube ledger broken for {c}: {places}")
+                raise RulesError("internal error: cube ledger broken for {colour}: {places}",
+                                 colour=c, places=str(places))
         if sum(sum(getattr(self, p).values()) for p in PLACES) != TOTAL_CUBES:  # pragma: no cover
             raise RulesError("internal error: the ledger does not hold 49 cubes")
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..text import Msg
 from . import islands as isl_rules
+from . import words
 from .constants import (
     CANNON_MAX,
     COMMODITIES_PER_GOOD,
@@ -37,15 +39,7 @@ from .tokens import ap_bonus
 if TYPE_CHECKING:
     from .state import GameState
 
-ACTION_NAMES = {
-    "blue": "Move Ships",
-    "black": "Load Cannons",
-    "red": "Plan",
-    "brown": "Progress",
-    "green": "Build",
-    "yellow": "Buy Production Tokens",
-    "white": "Special Action",
-}
+ACTION_NAMES = words.ACTION
 
 # Fields an action event may carry, per choice (besides player and choice).
 _COMMON = {"via", "ap", "gold_spent", "tokens_used"}
@@ -143,7 +137,8 @@ def options(state: GameState, p: Player) -> dict:
         "actions": [
             {
                 "colour": c,
-                "name": ACTION_NAMES[c],
+                "name": str(ACTION_NAMES[c]),
+                "name_msg": ACTION_NAMES[c].to_json(),
                 "via": ways[0],
                 "routes": ways,
                 "ap": ap + bonus_ap(state, p, c),
@@ -189,9 +184,8 @@ def perform(state: GameState, e: dict) -> dict:
     choice = e["choice"]
     extra = set(e) - FIELDS_FOR[choice] - {"v", "type", "player", "choice", "at", "note"}
     if extra:
-        raise MalformedEvent(
-            f"fields {', '.join(sorted(extra))} do not belong to choice {choice!r}"
-        )
+        raise MalformedEvent("fields {fields} do not belong to choice '{choice}'",
+                             fields=", ".join(sorted(extra)), choice=choice)
     usage = state.settings.token_usage
     total = sum(state.ledger.action.values())
     if choice == "gold":
@@ -205,7 +199,8 @@ def perform(state: GameState, e: dict) -> dict:
     if choice == "vp":
         # "Instead of performing an action ... scores as many victory points as the number of cubes"
         if not p.has(usage, "vp_instead"):
-            raise NotOnOffer(f"{p.name} has no usable progress token for VP instead of an action")
+            raise NotOnOffer("{player} has no usable progress token for VP instead of an action",
+                             player=p.name)
         p.use_once(usage, "vp_instead")
         p.gain_vp(total)
         return {"vp": total}
@@ -213,9 +208,11 @@ def perform(state: GameState, e: dict) -> dict:
     ways = routes(state, p)
     via = e.get("via")
     if choice not in ways:
-        on_offer = ", ".join(ways) or "nothing"
+        on_offer = words.colours(ways) or Msg("nothing")
         raise NotOnOffer(
-            f"{choice} ({ACTION_NAMES[choice]}) is not on offer for {p.name}; available: {on_offer}"
+            "{colour} ({action}) is not on offer for {player}; available: {on_offer}",
+            colour=words.colour(choice), action=ACTION_NAMES[choice], player=p.name,
+            on_offer=on_offer,
         )
     if via == "white" and choice == "white":
         raise MalformedEvent("white cannot be a joker for itself")
@@ -233,23 +230,26 @@ def perform(state: GameState, e: dict) -> dict:
     used = e.get("tokens_used", [])
     for name in used:
         if name != "ships8" or choice != "blue":
-            raise NotOnOffer(f"progress token {name} cannot be used with {ACTION_NAMES[choice]}")
+            raise NotOnOffer("progress token {token} cannot be used with {action}", token=name,
+                             action=ACTION_NAMES[choice])
     if used:
         # "he may use this token to gain 8 additional action points": each token once per action
         held = len(p.usable(usage, name="ships8"))
         if len(used) > held:
-            raise NotEnough(f"{p.name} has {held} usable ships8 token(s): each gives its 8 AP "
-                            f"once per action, so it cannot be used {len(used)} times")
+            raise NotEnough("{player} has {held} usable ships8 token(s): each gives its 8 AP "
+                            "once per action, so it cannot be used {n} times", player=p.name,
+                            held=held, n=len(used))
         for name in used:
             p.use_once(usage, name)
         available += TOKEN_AP_SHIPS * len(used)  # "8 additional action points for each ship"
     gold_spent = e.get("gold_spent", 0)
     # "For each 1 gold a player spends during a phase, he gains 1 additional action point."
-    p.spend_gold(gold_spent, "on action points")
+    p.spend_gold(gold_spent, Msg("on action points"))
     available += gold_spent
     ap = e.get("ap", available)
     if ap > available:
-        raise NotEnough(f"{p.name} has {available} AP for {ACTION_NAMES[choice]}, not {ap}")
+        raise NotEnough("{player} has {available} AP for {action}, not {ap}", player=p.name,
+                        available=available, action=ACTION_NAMES[choice], ap=ap)
 
     handler = _HANDLERS[choice]
     summary = handler(state, p, e, ap, available)
@@ -294,7 +294,8 @@ def _blue(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict
     # "If a ship ends its movement on an anchor space, the player can establish one of his trading
     # posts": one per ship and action.
     if len(posts) > SHIPS:
-        raise LimitReached(f"{p.name} has {SHIPS} ships: at most {SHIPS} trading posts per action")
+        raise LimitReached("{player} has {n} ships: at most {n} trading posts per action",
+                           player=p.name, n=SHIPS)
     # "Each time the token's owner establishes a trading post, he receives 1 gold": per token held
     gold_per_post = p.use_each(state.settings.token_usage, "gold_per_post") if posts else 0
     discovery = 0
@@ -309,7 +310,8 @@ def _blue(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict
     for name in completed_islands(e):
         if name not in touched:
             raise NotOnOffer(
-                f"island {name!r} can only be completed by a post established on it now"
+                "island '{island}' can only be completed by a post established on it now",
+                island=name,
             )
     for name in completed_islands(e):
         _complete(state, p, name)
@@ -341,16 +343,18 @@ def _red(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
         else LANDSCAPES_PER_PLAN
     )
     if len(lands) > limit:
-        raise LimitReached(f"{p.name} may take only {limit} neutral landscape tile(s) per phase")
+        raise LimitReached("{player} may take only {n} neutral landscape tile(s) per phase",
+                           player=p.name, n=limit)
     if len(lands) == 2:
         p.use_once(state.settings.token_usage, "plan_two")
     cost = villages * VILLAGE_COST + sum(lands)
-    _check_cost(p, cost, ap if "ap" in e else available, "Plan")
+    _check_cost(p, cost, ap if "ap" in e else available, ACTION_NAMES["red"])
     if p.villages_taken + villages > VILLAGE_TILES:
         left = VILLAGE_TILES - p.villages_taken
-        raise LimitReached(f"{p.name} has only {left} village tiles left")
+        raise LimitReached("{player} has only {n} village tiles left", player=p.name, n=left)
     if state.landscapes_taken + len(lands) > LANDSCAPE_TILES:
-        raise LimitReached(f"only {LANDSCAPE_TILES - state.landscapes_taken} landscape tiles left")
+        raise LimitReached("only {n} landscape tiles left",
+                           n=LANDSCAPE_TILES - state.landscapes_taken)
     p.villages_taken += villages
     p.villages += villages
     p.landscapes.extend(lands)
@@ -358,9 +362,10 @@ def _red(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
     return {"ap_spent": cost, "villages": villages, "landscapes": lands}
 
 
-def _check_cost(p: Player, cost: int, ap: int, what: str) -> None:
+def _check_cost(p: Player, cost: int, ap: int, what: Msg) -> None:
     if cost > ap:
-        raise NotEnough(f"{what} costs {cost} AP but {p.name} has {ap}")
+        raise NotEnough("{what} costs {cost} AP but {player} has {ap}", what=what, cost=cost,
+                        player=p.name, ap=ap)
 
 
 def _brown(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
@@ -370,8 +375,8 @@ def _brown(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         moved = min(ap, s.progress_track_length - old)
         at_end = old + moved >= s.progress_track_length
         if "at_end" in e and e["at_end"] != at_end:
-            raise MalformedEvent(f"the progress track has {s.progress_track_length} spaces: "
-                                 f"at_end is {str(at_end).lower()}")
+            raise MalformedEvent("the progress track has {n} spaces: at_end is {at_end}",
+                                 n=s.progress_track_length, at_end=str(at_end).lower())
     else:
         # Track length unknown (printed on the sheet): the player says when his disc is at the end.
         _spaces_needed(state, p, e, "progress", p.progress_at_end, ("ap",), available)
@@ -385,9 +390,10 @@ def _brown(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         # progress token"
         owed = sum(1 for space in s.progress_track_vp if old < space <= p.progress)
         if len(taken) > owed:
-            raise NotEnough(f"{p.name} passed {owed} VP space(s): cannot take {len(taken)} tokens")
+            raise NotEnough("{player} passed {owed} VP space(s): cannot take {n} tokens",
+                            player=p.name, owed=owed, n=len(taken))
     if state.tokens_taken + len(taken) > PROGRESS_TOKENS:
-        raise LimitReached(f"only {PROGRESS_TOKENS - state.tokens_taken} progress tokens left")
+        raise LimitReached("only {n} progress tokens left", n=PROGRESS_TOKENS - state.tokens_taken)
     state.tokens_taken += len(taken)
     p.tokens.extend(Token(name) for name in taken)
     gold = _track_end_gold(p, at_end, moved, available)
@@ -412,7 +418,8 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         island = isl_rules.get_island(state.islands, b["island"], b.get("big"))
         # "build ... on any island that contains at least one of his own trading posts"
         if not island.posts.get(p.name):
-            raise NotOnOffer(f"{p.name} has no trading post on island {island.name!r}")
+            raise NotOnOffer("{player} has no trading post on island '{island}'", player=p.name,
+                             island=island.name)
         if b["tile"] == "village":
             if "size" in b:
                 raise MalformedEvent("a village tile costs 1 AP whatever its size: leave out size")
@@ -423,26 +430,30 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
                 raise MalformedEvent("a landscape tile needs its size (1-6), which is its AP cost")
             if b["size"] not in lands:
                 raise NotEnough(
-                    f"{p.name} has no planned landscape tile of size {b['size']} "
-                    f"(has: {sorted(lands) or 'none'})"
+                    "{player} has no planned landscape tile of size {size} (has: {sizes})",
+                    player=p.name, size=b["size"], sizes=sorted(lands) or Msg("none"),
                 )
             lands.remove(b["size"])
             cost += b["size"]
         touched.append(island.name)
     if villages > p.villages:
-        raise NotEnough(f"{p.name} has {p.villages} planned village tile(s), not {villages}")
-    _check_cost(p, cost, ap if "ap" in e else available, "Build")
+        raise NotEnough("{player} has {n} planned village tile(s), not {villages}", player=p.name,
+                        n=p.villages, villages=villages)
+    _check_cost(p, cost, ap if "ap" in e else available, ACTION_NAMES["green"])
     commodities = e.get("commodities", {})
     if commodities and not build:
         raise MalformedEvent("commodity tokens are taken by building over them: add the build")
     for good, n in commodities.items():
         if good not in state.settings.goods:
-            raise MalformedEvent(f"unknown good {good!r}; goods: {', '.join(state.settings.goods)}")
+            raise MalformedEvent("unknown good '{good}'; goods: {goods}", good=good,
+                                 goods=list(state.settings.goods))
         if state.commodities_taken.get(good, 0) + n > COMMODITIES_PER_GOOD:
-            raise LimitReached(f"there are only {COMMODITIES_PER_GOOD} {good} commodity tokens")
+            raise LimitReached("there are only {n} {good} commodity tokens", n=COMMODITIES_PER_GOOD,
+                               good=good)
     for name in completed_islands(e):
         if name not in touched:
-            raise NotOnOffer(f"island {name!r} can only be completed by building on it now")
+            raise NotOnOffer("island '{island}' can only be completed by building on it now",
+                             island=name)
     # All checks passed: now change the state.
     p.villages -= villages
     p.landscapes = lands
@@ -462,29 +473,28 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
 def _yellow(state: GameState, p: Player, e: dict, ap: int, available: int) -> dict:
     bought = e.get("production", [])
     cost = sum(x["cost"] for x in bought)  # "The AP cost of a production token equals the number"
-    _check_cost(p, cost, ap if "ap" in e else available, "Buying production tokens")
+    _check_cost(p, cost, ap if "ap" in e else available, Msg("Buying production tokens"))
     pool = PRODUCTION_TOKENS_FOR_PLAYERS[len(state.players)]
     left = pool - sum(state.production_bought.values())
     if len(bought) > left:
         raise LimitReached(
-            f"only {left} of the {pool} production tokens of a {len(state.players)}-player game "
-            f"{'is' if left == 1 else 'are'} left, so {p.name} cannot buy {len(bought)} (the "
-            "tokens marked for more players stay in the box)"
+            "only {left} of the {pool} production tokens of a {players}-player game are left, "
+            "so {player} cannot buy {n} (the tokens marked for more players stay in the box)",
+            left=left, pool=pool, players=len(state.players), player=p.name, n=len(bought),
         )
     tally: dict[tuple[str, int], int] = {}
     for x in bought:
         if x["good"] not in state.settings.goods:
-            raise MalformedEvent(
-                f"unknown good {x['good']!r}; goods: {', '.join(state.settings.goods)}"
-            )
+            raise MalformedEvent("unknown good '{good}'; goods: {goods}", good=x["good"],
+                                 goods=list(state.settings.goods))
         key = (x["good"], x["cost"])
         tally[key] = tally.get(key, 0) + 1
         if state.production_bought.get(f"{key[0]}:{key[1]}", 0) + tally[key] > (
             PRODUCTION_TOKENS_PER_GOOD[key[1]]
         ):
             raise LimitReached(
-                f"there are only {PRODUCTION_TOKENS_PER_GOOD[key[1]]} {key[0]} production tokens "
-                f"costing {key[1]}"
+                "there are only {n} {good} production tokens costing {cost}",
+                n=PRODUCTION_TOKENS_PER_GOOD[key[1]], good=key[0], cost=key[1],
             )
     for (good, c), n in tally.items():
         p.production[good] = p.production.get(good, 0) + n
@@ -500,7 +510,8 @@ def _white(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         if "advance" in e:
             raise MalformedEvent("white action: give either advance or jump, not both")
         if not p.has(s.token_usage, "order_jump"):
-            raise NotOnOffer(f"{p.name} has no usable progress token order_jump")
+            raise NotOnOffer("{player} has no usable progress token {token}", player=p.name,
+                             token="order_jump")
         p.use_once(s.token_usage, "order_jump")
         first = state.players[state.order()[0]]
         if first is not p:
@@ -508,7 +519,8 @@ def _white(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
         return {"jumped_to": p.special}
     spaces = e.get("advance", ap)
     if spaces > available:
-        raise NotEnough(f"{p.name} has {available} AP, cannot advance {spaces} spaces")
+        raise NotEnough("{player} has {available} AP, cannot advance {spaces} spaces",
+                        player=p.name, available=available, spaces=spaces)
     old = p.special
     if s.special_track_length is not None:
         moved = min(spaces, s.special_track_length - old)
@@ -557,28 +569,28 @@ def track_values(state: GameState, p: Player) -> dict:
 
 
 
-def describe_outcome(summary: dict) -> str:
-    """What an action brought about, in a few words, for the history list."""
+def describe_outcome(summary: dict) -> Msg | None:
+    """What an action brought about, in a few words, for the history list (None: nothing)."""
     bits = []
     if summary.get("ap_bought"):  # the total, so "+1 AP bought" is not read as the whole
         bought, total = summary["ap_bought"], summary["ap_available"]
         bits.append(f"{total} AP in all ({total - bought} + {bought} bought with {bought} gold)")
     if summary.get("gold"):
-        bits.append(f"+{summary['gold']} gold")
+        bits.append(Msg("+{n} gold", n=summary["gold"]))
     if summary.get("vp_from_excess_gold"):
-        bits.append(f"+{summary['vp_from_excess_gold']} VP from gold over 12")
+        bits.append(Msg("+{n} VP from gold over 12", n=summary["vp_from_excess_gold"]))
     if summary.get("vp"):
-        bits.append(f"+{summary['vp']} VP")
+        bits.append(Msg("+{n} VP", n=summary["vp"]))
     if summary.get("cannons") is not None:
-        bits.append(f"+{summary['cannons']} cannons")
+        bits.append(Msg("+{n} cannons", n=summary["cannons"]))
     if summary.get("discovery_vp"):
-        bits.append(f"+{summary['discovery_vp']} VP discovery")
+        bits.append(Msg("+{n} VP discovery", n=summary["discovery_vp"]))
     if summary.get("tile_vp"):
-        bits.append(f"+{summary['tile_vp']} VP for tiles")
+        bits.append(Msg("+{n} VP for tiles", n=summary["tile_vp"]))
     if summary.get("completed"):
-        bits.append(f"island {summary['completed']} completed")
+        bits.append(Msg("island {island} completed", island=summary["completed"]))
     if summary.get("spaces") is not None:
-        bits.append(f"{summary['spaces']} spaces")
+        bits.append(Msg("{n} spaces", n=summary["spaces"]))
     if summary.get("track_end_gold"):
-        bits.append(f"+{summary['track_end_gold']} gold (track end)")
-    return ", ".join(bits)
+        bits.append(Msg("+{n} gold (track end)", n=summary["track_end_gold"]))
+    return Msg("{outcomes}", outcomes=bits) if bits else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..text import Msg
 from .constants import CANNON_MAX, GOLD_MAX, STARTING_PRODUCTION
 from .errors import NotEnough
 from .tokens import END, ONCE, family
@@ -75,9 +76,10 @@ class Player:
         self.vp += excess
         return excess
 
-    def spend_gold(self, n: int, why: str) -> None:
+    def spend_gold(self, n: int, why: Msg) -> None:
         if n > self.gold:
-            raise NotEnough(f"{self.name} has {self.gold} gold, cannot spend {n} {why}")
+            raise NotEnough("{player} has {gold} gold, cannot spend {n} {why}", player=self.name,
+                            gold=self.gold, n=n, why=why)
         self.gold -= n
 
     def gain_vp(self, n: int) -> None:
@@ -119,7 +121,8 @@ class Player:
         """Flip a once-only token (a permanent one stays face up)."""
         tokens = self.usable(usage, name=name)
         if not tokens:
-            raise NotEnough(f"{self.name} has no usable progress token {name}")
+            raise NotEnough("{player} has no usable progress token {token}", player=self.name,
+                            token=name)
         if usage[family(name)] == ONCE:
             tokens[0].used = True
 

@@ -24,12 +24,12 @@ def replay_lines(lines: list[str]) -> Game:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            msg = f"line {n}: not valid JSON ({exc.msg} at column {exc.colno})"
-            raise RulesError(msg) from None
+            raise RulesError("line {n}: not valid JSON ({reason} at column {column})", n=n,
+                             reason=exc.msg, column=exc.colno) from None
         try:
             game.apply(raw)
         except RulesError as exc:
-            raise type(exc)(f"line {n}: {exc}") from None
+            raise exc.within("line {n}: {error}", n=n) from None
     return game
 
 

@@ -128,7 +128,7 @@ class Settings:
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(data) - known
         if unknown:
-            raise MalformedEvent(f"unknown setting(s): {', '.join(sorted(unknown))}")
+            raise MalformedEvent("unknown setting(s): {keys}", keys=", ".join(sorted(unknown)))
         s = cls()
         changes: dict = {}
         if "time_markers" in data:
@@ -146,7 +146,8 @@ class Settings:
         for key in ("progress_track_length", "special_track_length"):
             if key in data and data[key] is not None:
                 if not (_nat(data[key]) and data[key] > 0):
-                    raise MalformedEvent(f"setting {key} must be a whole number > 0 or null")
+                    raise MalformedEvent("setting {key} must be a whole number > 0 or null",
+                                         key=key)
                 changes[key] = data[key]
         for key in ("progress_track_vp", "special_track_vp"):
             if key in data and data[key] is not None:
@@ -177,9 +178,12 @@ class Settings:
             merged = dict(s.token_usage)
             for k, v in tu.items():
                 if k not in TOKEN_USAGE_DEFAULTS:
-                    raise MalformedEvent(f"setting token_usage: unknown token family {k!r}")
+                    raise MalformedEvent("setting token_usage: unknown token family '{family}'",
+                                         family=k)
                 if v not in (PERMANENT, ONCE, END):
-                    raise MalformedEvent(f"setting token_usage[{k!r}] must be permanent/once/end")
+                    raise MalformedEvent(
+                        "setting token_usage['{family}'] must be permanent/once/end",
+                                         family=k)
                 merged[k] = v
             changes["token_usage"] = merged
         return replace(s, **changes)
@@ -191,15 +195,17 @@ def _nat(v: object) -> bool:
 
 def _space_map(key: str, raw: object) -> dict[int, int]:
     if not isinstance(raw, dict):
-        raise MalformedEvent(f"setting {key} must map space numbers to VP, e.g. {{\"4\": 1}}")
+        raise MalformedEvent('setting {key} must map space numbers to VP, e.g. {{"4": 1}}', key=key)
     out: dict[int, int] = {}
     for k, v in raw.items():
         try:
             space = int(k)
         except (TypeError, ValueError):
-            raise MalformedEvent(f"setting {key}: {k!r} is not a space number") from None
+            raise MalformedEvent("setting {key}: {space} is not a space number", key=key,
+                                 space=repr(k)) from None
         if space < 0 or not _nat(v):
-            raise MalformedEvent(f"setting {key}: space {k} must be >= 0 with VP >= 0")
+            raise MalformedEvent("setting {key}: space {space} must be >= 0 with VP >= 0", key=key,
+                                 space=k)
         out[space] = v
     return out
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from ..text import Msg
 from . import phase as phase_rules
 from . import pirates as pirate_rules
+from . import words
 from .constants import (
     CANNON_MAX,
     CHEST_GOLD,
@@ -91,7 +93,7 @@ class GameState:
     production_bought: dict[str, int] = field(default_factory=dict)
     final_inputs: dict[str, dict] = field(default_factory=dict)
     events_applied: int = 0
-    outcomes: dict[int, str] = field(default_factory=dict)  # event number -> what it brought about
+    outcomes: dict[int, Msg] = field(default_factory=dict)  # event number -> what it brought about
     # True only while a new command from the table is tried (``Game.command``): a few checks were
     # added after logs were stored that do not meet them, and a stored log must still load with
     # what it meant then (see ``phase._spaces_needed``).
@@ -147,8 +149,9 @@ class GameState:
 
     def player(self, name: str) -> Player:
         if name not in self.players:
-            known = ", ".join(self.players) or "nobody yet"
-            raise UnknownPlayer(f"{name!r} is not a player in this game (players: {known})")
+            known = list(self.players) or Msg("nobody yet")
+            raise UnknownPlayer("'{name}' is not a player in this game (players: {known})",
+                                name=name, known=known)
         return self.players[name]
 
     # --- the phase cycle -------------------------------------------------------------------------
@@ -188,8 +191,9 @@ class GameState:
         self.ledger.check()
         for p in self.players.values():
             if not (p.vp >= 0 and 0 <= p.gold <= GOLD_MAX and 0 <= p.cannons <= CANNON_MAX):
-                raise RulesError(f"internal error: {p.name} has vp {p.vp}, gold {p.gold}, "
-                                 f"cannons {p.cannons}")
+                raise RulesError("internal error: {player} has vp {vp}, gold {gold}, "
+                                 "cannons {cannons}", player=p.name, vp=p.vp, gold=p.gold,
+                                 cannons=p.cannons)
 
     # --- JSON snapshot ---------------------------------------------------------------------------
 
@@ -265,9 +269,10 @@ class GameState:
 # --- applying events ---
 
 
-def _need(state: GameState, *stages: str, what: str) -> None:
+def _need(state: GameState, *stages: str, what: Msg) -> None:
     if state.stage not in stages:
-        raise WrongStage(f"{what} is not possible now: the game expects {EXPECTS[state.stage]}")
+        raise WrongStage("{what} is not possible now: the game expects {expects}", what=what,
+                         expects=EXPECTS[state.stage])
 
 
 def apply_event(state: GameState, e: dict, n: int | None = None) -> None:
@@ -285,15 +290,16 @@ def apply_event(state: GameState, e: dict, n: int | None = None) -> None:
     state.check()
     state.events_applied += 1
     if (state.stage, state.round, state.phase) != before and state.stage in (TRAY, ROUND_END):
-        nxt = (f"round {state.round}, {state.colour} phase" if state.stage == TRAY
-               else "round end")
-        outcome = f"{outcome}; next: {nxt}" if outcome else f"next: {nxt}"
+        nxt = (Msg("next: round {round}, {colour} phase", round=state.round,
+                   colour=words.colour(state.colour)) if state.stage == TRAY
+               else Msg("next: round end"))
+        outcome = Msg("{outcome}; {next}", outcome=outcome, next=nxt) if outcome else nxt
     if n is not None and outcome:
         state.outcomes[n] = outcome
 
 
 def _game_created(state: GameState, e: dict) -> None:
-    _need(state, NEW, what="creating the game")
+    _need(state, NEW, what=Msg("creating the game"))
     base = state.settings.to_dict()
     override = dict(e.get("settings", {}))
     if "token_usage" in override:
@@ -304,11 +310,12 @@ def _game_created(state: GameState, e: dict) -> None:
 
 
 def _players_seated(state: GameState, e: dict) -> None:
-    _need(state, SEATING, what="seating players")
+    _need(state, SEATING, what=Msg("seating players"))
     names = e["players"]
     if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         n = len(names)
-        raise MalformedEvent(f"Amerigo is for {MIN_PLAYERS}-{MAX_PLAYERS} players, not {n}")
+        raise MalformedEvent("Amerigo is for {min}-{max} players, not {n}", min=MIN_PLAYERS,
+                             max=MAX_PLAYERS, n=n)
     if len(set(names)) != len(names):
         raise MalformedEvent("two players have the same name")
     for i, name in enumerate(names):
@@ -328,7 +335,7 @@ def _maybe_start_play(state: GameState) -> None:
 
 
 def _setup_drop_read(state: GameState, e: dict) -> None:
-    _need(state, SETUP, what="reading the set-up drop")
+    _need(state, SETUP, what=Msg("reading the set-up drop"))
     if state.setup_drop_done:
         raise WrongStage("the set-up drop was already read (correct it with tray_corrected)")
     state.ledger.setup_drop(e["tray"])
@@ -337,11 +344,11 @@ def _setup_drop_read(state: GameState, e: dict) -> None:
 
 
 def _pirate_revealed(state: GameState, e: dict) -> None:
-    _need(state, SETUP, PIRATE, what="revealing a pirate marker")
+    _need(state, SETUP, PIRATE, what=Msg("revealing a pirate marker"))
     if state.stage == SETUP and state.pirates:
         raise WrongStage("the set-up pirate marker was already revealed")
     if len(state.pirates) >= PIRATE_SPACES:
-        raise WrongStage(f"all {PIRATE_SPACES} pirate markers are face up")
+        raise WrongStage("all {n} pirate markers are face up", n=PIRATE_SPACES)
     pirate_rules.check_marker(state.settings, state.pirates, e["value"])
     state.pirates.append(e["value"])
     if state.stage == SETUP:
@@ -353,7 +360,7 @@ def _pirate_revealed(state: GameState, e: dict) -> None:
 
 
 def _tray_read(state: GameState, e: dict) -> None:
-    _need(state, TRAY, what="reading the tray")
+    _need(state, TRAY, what=Msg("reading the tray"))
     state.ledger.read_tray(e["tray"])
     if sum(state.ledger.action.values()) == 0:
         # "If a storage space is empty or no cubes fall out of the tower, skip this phase"
@@ -371,16 +378,16 @@ def _bump_read(state: GameState, e: dict) -> None:
     # "If cubes fall out of the tower at an inappropriate time (e.g., someone bumps the table),
     # leave the cubes in the tray until the start of the next phase." -- at any time in play,
     # also after a phase's drop and before its reading (``Ledger.read_tray`` keeps them apart).
-    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, what="recording a bump")
+    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, what=Msg("recording a bump"))
     state.ledger.bump(e["tray"])
 
 
 def _action(state: GameState, e: dict) -> None:
     p = state.player(e["player"])
-    _need(state, ACTIONS, what=f"an action by {p.name}")
+    _need(state, ACTIONS, what=Msg("an action by {player}", player=p.name))
     turn = state.turn()
     if p.name != turn:
-        raise OutOfTurn(f"it is {turn}'s turn, not {p.name}'s")
+        raise OutOfTurn("it is {turn}'s turn, not {player}'s", turn=turn, player=p.name)
     summary = phase_rules.perform(state, e)
     state.last_action = {"player": p.name, "choice": e["choice"], **summary}
     state.acted.append(p.name)
@@ -409,10 +416,10 @@ def _sheet_goods(state: GameState, e: dict) -> str:
 
 def _chest_cashed(state: GameState, e: dict) -> None:
     p = state.player(e["player"])
-    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL, what="cashing a chest")
+    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL, what=Msg("cashing a chest"))
     # "He can remove this treasure chest from the game at any time and take 3 gold."
     if p.chests <= 0:
-        raise NotEnough(f"{p.name} has no treasure chest")
+        raise NotEnough("{player} has no treasure chest", player=p.name)
     p.chests -= 1
     p.chests_cashed += 1
     p.gain_gold(CHEST_GOLD)
@@ -420,20 +427,22 @@ def _chest_cashed(state: GameState, e: dict) -> None:
 
 def _token_used(state: GameState, e: dict) -> None:
     p = state.player(e["player"])
-    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL, what="using a progress token")
+    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL,
+          what=Msg("using a progress token"))
     name = e["token"]
     if name not in TOKEN_GOLD_ONCE:
         raise NotOnOffer(
-            f"progress token {name} is not used on its own: it acts within an action or scoring"
+            "progress token {token} is not used on its own: it acts within an action or scoring",
+            token=name,
         )
     if not p.usable(state.settings.token_usage, name=name):
-        raise NotEnough(f"{p.name} has no unused progress token {name}")
+        raise NotEnough("{player} has no unused progress token {token}", player=p.name, token=name)
     p.use_once(state.settings.token_usage, name)
     p.gain_gold(TOKEN_GOLD_ONCE[name])
 
 
 def _round_ended(state: GameState, e: dict) -> None:
-    _need(state, ROUND_END, what="ending the round")
+    _need(state, ROUND_END, what=Msg("ending the round"))
     state.last_pirate_attack = {
         "round": state.round,
         "strength": state.pirate_strength(),
@@ -446,16 +455,19 @@ def _round_ended(state: GameState, e: dict) -> None:
     state.stage = FINAL if state.round >= ROUNDS else PIRATE
     parts = []
     for name, r in state.last_pirate_attack["players"].items():
-        if r["fought_off"]:
-            parts.append(f"{name} fires {r['cannons_fired']}" + (f", +{r['gold']} gold"
-                                                               if r["gold"] else ""))
+        if r["fought_off"] and r["gold"]:
+            parts.append(Msg("{player} fires {n}, +{gold} gold", player=name,
+                             n=r["cannons_fired"], gold=r["gold"]))
+        elif r["fought_off"]:
+            parts.append(Msg("{player} fires {n}", player=name, n=r["cannons_fired"]))
         else:
-            parts.append(f"{name} fires {r['cannons_fired']}, loses {r['vp_lost']} VP")
-    return f"pirates {state.pirate_strength()}: " + "; ".join(parts)
+            parts.append(Msg("{player} fires {n}, loses {vp} VP", player=name,
+                             n=r["cannons_fired"], vp=r["vp_lost"]))
+    return Msg("pirates {strength}: {players}", strength=state.pirate_strength(), players=parts)
 
 
 def _final_scoring(state: GameState, e: dict) -> None:
-    _need(state, FINAL, what="final scoring")
+    _need(state, FINAL, what=Msg("final scoring"))
     inputs = e.get("players", {})
     for name in inputs:
         state.player(name)
@@ -466,10 +478,12 @@ def _final_scoring(state: GameState, e: dict) -> None:
         for key, known in tracks:
             if known is None and key not in got:
                 raise MalformedEvent(
-                    f"final scoring needs {key} for {name} (the track's VP spaces are not set)"
+                    "final scoring needs {key} for {player} (the track's VP spaces are not set)",
+                    key=key, player=name,
                 )
             if known is not None and key in got:
-                raise MalformedEvent(f"{key} for {name} comes from the settings: leave it out")
+                raise MalformedEvent("{key} for {player} comes from the settings: leave it out",
+                                     key=key, player=name)
     state.final_inputs = {n: dict(inputs.get(n, {})) for n in state.players}
     state.stage = OVER
 
@@ -521,10 +535,12 @@ def resolve(events: list[dict]) -> Resolution:
             t = e["target"] - 1
             if not (0 <= t < i) or events[t]["type"] not in READINGS:
                 raise MalformedEvent(
-                    f"tray_corrected target #{e['target']} is not an earlier tray reading"
+                    "tray_corrected target #{target} is not an earlier tray reading",
+                    target=e["target"],
                 )
             if not active[t]:
-                raise NothingToUndo(f"event #{e['target']} was undone: nothing to correct")
+                raise NothingToUndo("event #{target} was undone: nothing to correct",
+                                    target=e["target"])
     corrected: dict[int, dict] = {}
     for i, e in enumerate(events):
         if e["type"] == "tray_corrected" and active[i] and active[e["target"] - 1]:
@@ -537,11 +553,11 @@ def _undo_target(events: list[dict], active: list[bool], targets: dict[int, int]
     if "target" in e:
         t = e["target"] - 1
         if not 0 <= t < i:
-            raise NothingToUndo(f"undo target #{e['target']} is not an earlier event")
+            raise NothingToUndo("undo target #{target} is not an earlier event", target=e["target"])
         if events[t]["type"] == "game_created":
             raise NothingToUndo("the game's creation cannot be undone")
         if not active[t]:
-            raise NothingToUndo(f"event #{e['target']} is already undone")
+            raise NothingToUndo("event #{target} is already undone", target=e["target"])
         return t
     if e.get("redo"):
         # Redo = undo the latest undo, as long as nothing new happened since.
@@ -572,5 +588,5 @@ def fold(events: list[dict], settings: Settings | None = None) -> tuple[GameStat
         try:
             apply_event(state, e, i + 1)
         except RulesError as exc:
-            raise type(exc)(f"event #{i + 1} ({e['type']}): {exc}") from None
+            raise exc.within("event #{n} ({type}): {error}", n=i + 1, type=e["type"]) from None
     return state, res

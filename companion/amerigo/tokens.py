@@ -11,26 +11,28 @@ does not, the kind is a setting (``settings.TOKEN_USAGE_DEFAULTS``) with a marke
 
 from __future__ import annotations
 
+from ..text import Msg
+from . import words
 from .errors import MalformedEvent
 from .offer import COLOURS
 
 # Token names (without the action suffix of the AP tokens) and the sentence describing them.
-SIMPLE_TOKENS: dict[str, str] = {
-    "ships8": "Move Ships: +8 AP for each ship this phase",
-    "pirates_plus2": "pirates' strength +2 for all other players",
-    "pirates_half": "lose only half the VP (rounded up) to pirates",
-    "pirates_gold": "2 gold when the pirates are fought off",
-    "plan_two": "Plan: take two neutral landscape tiles instead of one",
-    "swap_green_red": "treat green cubes as red and red cubes as green",
-    "order_jump": "white action: put the disc on top of the current first player's disc",
-    "gold3": "once only: 3 gold",
-    "gold5": "once only: 5 gold",
-    "gold_per_post": "1 gold for each trading post established",
-    "gold_half": "gold instead of an action: 1 per 2 cubes",
-    "vp_instead": "VP instead of an action: 1 per cube in the action space",
-    "vp_posts": "final scoring: 1 VP per established trading post",
-    "vp7": "final scoring: 7 VP",
-    "vp_gold": "final scoring: VP equal to the gold track",
+SIMPLE_TOKENS: dict[str, Msg] = {
+    "ships8": Msg("Move Ships: +8 AP for each ship this phase"),
+    "pirates_plus2": Msg("pirates' strength +2 for all other players"),
+    "pirates_half": Msg("lose only half the VP (rounded up) to pirates"),
+    "pirates_gold": Msg("2 gold when the pirates are fought off"),
+    "plan_two": Msg("Plan: take two neutral landscape tiles instead of one"),
+    "swap_green_red": Msg("treat green cubes as red and red cubes as green"),
+    "order_jump": Msg("white action: put the disc on top of the current first player's disc"),
+    "gold3": Msg("once only: 3 gold"),
+    "gold5": Msg("once only: 5 gold"),
+    "gold_per_post": Msg("1 gold for each trading post established"),
+    "gold_half": Msg("gold instead of an action: 1 per 2 cubes"),
+    "vp_instead": Msg("VP instead of an action: 1 per cube in the action space"),
+    "vp_posts": Msg("final scoring: 1 VP per established trading post"),
+    "vp7": Msg("final scoring: 7 VP"),
+    "vp_gold": Msg("final scoring: VP equal to the gold track"),
 }
 
 PERMANENT, ONCE, END = "permanent", "once", "end"
@@ -50,24 +52,26 @@ PER_TOKEN = frozenset({
 def parse_token(name: object) -> str:
     """Check a token name from an event and return it; ``MalformedEvent`` names the problem."""
     if not isinstance(name, str):
-        raise MalformedEvent(f"progress token must be a name, got {name!r}")
+        raise MalformedEvent("progress token must be a name, got {value}", value=repr(name))
     if name in SIMPLE_TOKENS:
         return name
     if name.startswith("ap2:"):
         colour = name[4:]
         if colour not in COLOURS:
-            raise MalformedEvent(f"progress token {name!r}: {colour!r} is not an action colour")
+            raise MalformedEvent("progress token '{token}': '{colour}' is not an action colour",
+                                 token=name, colour=colour)
         return name
     if name.startswith("ap1:"):
         pair = name[4:].split("+")
         if len(pair) != 2 or any(c not in COLOURS for c in pair) or pair[0] == pair[1]:
             raise MalformedEvent(
-                f"progress token {name!r}: write two different action colours, e.g. 'ap1:red+green'"
+                "progress token '{token}': write two different action colours, e.g. "
+                "'ap1:red+green'", token=name
             )
         return name
     raise MalformedEvent(
-        f"unknown progress token {name!r}; known: ap2:<colour>, ap1:<colour>+<colour>, "
-        + ", ".join(SIMPLE_TOKENS)
+        "unknown progress token {token}; known: ap2:<colour>, ap1:<colour>+<colour>, {known}",
+        token=repr(name), known=", ".join(SIMPLE_TOKENS)
     )
 
 
@@ -87,10 +91,11 @@ def ap_bonus(name: str, colour: str) -> int:
     return 0
 
 
-def describe_token(name: str) -> str:
+def describe_token(name: str) -> Msg:
     if name.startswith("ap2:"):
-        return f"+2 AP on {name[4:]}"
+        return Msg("+2 AP on {colour}", colour=words.colour(name[4:]))
     if name.startswith("ap1:"):
         a, b = name[4:].split("+")
-        return f"+1 AP on {a} or {b}"
+        return Msg("+1 AP on {colour} or {other}", colour=words.colour(a),
+                   other=words.colour(b))
     return SIMPLE_TOKENS[name]
