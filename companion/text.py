@@ -18,46 +18,33 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 Gettext = Callable[[str], str]
-Ngettext = Callable[[str, str, int], str]
 
 
 def _same(text: str) -> str:
     return text
 
 
-def _same_plural(singular: str, plural: str, n: int) -> str:
-    return singular if n == 1 else plural
-
-
 class Msg:
     """A message id (its English template, ``str.format`` style) with its named values.
 
-    ``Msg("{player} has no treasure chest", player="Ada")``; for a count,
-    ``Msg("{n} cube", plural="{n} cubes", n=3)`` chooses the form by ``n``.
+    ``Msg("{player} has no treasure chest", player="Ada")``. The template must be a string
+    literal where it is written, so that ``python -m companion.i18n.extract`` finds it.
     """
 
-    __slots__ = ("args", "plural", "template")
+    __slots__ = ("args", "template")
 
-    def __init__(self, template: str, /, *, plural: str | None = None, **args: Any) -> None:
+    def __init__(self, template: str, /, **args: Any) -> None:
         self.template = template
-        self.plural = plural
         self.args = args
-        if plural is not None and not isinstance(args.get("n"), int):
-            raise TypeError("a message with a plural needs its count as n=<int>")
 
-    def render(self, gettext: Gettext = _same, ngettext: Ngettext = _same_plural) -> str:
-        """The message in the language of ``gettext``/``ngettext`` (English by default)."""
-        if self.plural is None:
-            template = gettext(self.template)
-        else:
-            template = ngettext(self.template, self.plural, self.args["n"])
-        values = {k: _render_value(v, gettext, ngettext) for k, v in self.args.items()}
+    def render(self, gettext: Gettext = _same) -> str:
+        """The message in the language of ``gettext`` (English by default)."""
+        values = {k: _render_value(v, gettext) for k, v in self.args.items()}
         try:
-            return template.format_map(values)
+            return gettext(self.template).format_map(values)
         except (KeyError, IndexError, ValueError):
             # A broken translation must never hide the refusal: fall back to the English text.
-            return (self.template if self.plural is None or self.args["n"] == 1
-                    else self.plural).format_map(values)
+            return self.template.format_map(values)
 
     def __str__(self) -> str:
         return self.render()
@@ -66,24 +53,28 @@ class Msg:
         return f"Msg({self.template!r}, {self.args!r})"
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Msg) and (self.template, self.plural, self.args)
-                == (other.template, other.plural, other.args))
+        return isinstance(other, Msg) and (self.template, self.args) == (other.template,
+                                                                         other.args)
 
     def __hash__(self) -> int:
-        return hash((self.template, self.plural))
+        return hash(self.template)
 
     def to_json(self) -> dict:
-        """Plain JSON (``{"msg", "args"[, "plural"]}``) so a snapshot can carry it to the web."""
-        args = {k: _value_json(v) for k, v in self.args.items()}
-        out: dict = {"msg": self.template, "args": args}
-        if self.plural is not None:
-            out["plural"] = self.plural
-        return out
+        """Plain JSON (``{"msg", "args"}``) so a snapshot can carry it to the web."""
+        return {"msg": self.template, "args": {k: _value_json(v) for k, v in self.args.items()}}
 
     @classmethod
     def from_json(cls, data: Mapping) -> Msg:
         args = {k: _value_from_json(v) for k, v in data.get("args", {}).items()}
-        return cls(data["msg"], plural=data.get("plural"), **args)
+        return cls(data["msg"], **args)
+
+
+def joined(parts: list[Msg | str], separator: str = ", ") -> Msg:
+    """Several messages said one after the other (each translated on its own): a structure, not
+    a text, so there is nothing to translate in the separator."""
+    template = separator.join(f"{{p{i}}}" for i in range(len(parts)))
+    values = {f"p{i}": part for i, part in enumerate(parts)}
+    return Msg(template, **values)
 
 
 def placeholders(template: str) -> set[str]:
@@ -91,11 +82,11 @@ def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def _render_value(value: Any, gettext: Gettext, ngettext: Ngettext) -> Any:
+def _render_value(value: Any, gettext: Gettext) -> Any:
     if isinstance(value, Msg):
-        return value.render(gettext, ngettext)
+        return value.render(gettext)
     if isinstance(value, list | tuple):
-        return ", ".join(str(_render_value(v, gettext, ngettext)) for v in value)
+        return ", ".join(str(_render_value(v, gettext)) for v in value)
     return value
 
 

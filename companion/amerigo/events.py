@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..text import Msg
+from ..text import Msg, joined
 from . import words
 from .errors import MalformedEvent
 from .offer import COLOURS
@@ -373,10 +373,4 @@ def _describe_action(e: dict) -> Msg:
         bits.append(Msg("jumps to the top of the first player's stack"))
     if e.get("tokens_used"):
         bits.append(Msg("using {tokens}", tokens=e["tokens_used"]))
-    return spaced(bits)
-
-
-def spaced(parts: list[Msg]) -> Msg:
-    """Several phrases in one line, separated by spaces (each translated on its own)."""
-    return Msg(" ".join(f"{{p{i}}}" for i in range(len(parts))),
-               **{f"p{i}": m for i, m in enumerate(parts)})
+    return joined(bits, " ")

@@ -54,8 +54,9 @@ def get_island(islands: dict[str, Island], name: str, big: bool | None) -> Islan
                                island=name, chests=CHESTS)
         isl = islands[name] = Island(name, big)
     elif big is not None and big != isl.big:
-        raise MalformedEvent("island '{island}' was recorded as big" if isl.big
-                             else "island '{island}' was recorded as small", island=name)
+        if isl.big:
+            raise MalformedEvent("island '{island}' was recorded as big", island=name)
+        raise MalformedEvent("island '{island}' was recorded as small", island=name)
     if isl.completed:
         raise NotOnOffer("island '{island}' is already complete", island=name)
     return isl

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..text import Msg
+from ..text import Msg, joined
 from . import islands as isl_rules
 from . import words
 from .constants import (
@@ -593,4 +593,4 @@ def describe_outcome(summary: dict) -> Msg | None:
         bits.append(Msg("{n} spaces", n=summary["spaces"]))
     if summary.get("track_end_gold"):
         bits.append(Msg("+{n} gold (track end)", n=summary["track_end_gold"]))
-    return Msg("{outcomes}", outcomes=bits) if bits else None
+    return joined(bits) if bits else None

@@ -6,7 +6,7 @@ instead of writing it into its English text, so every language says it with the 
 
 from __future__ import annotations
 
-from ..text import Msg
+from ..text import Msg, joined
 
 COLOUR = {
     "blue": Msg("blue"),
@@ -44,4 +44,4 @@ def colours(names) -> list[Msg | str]:
 def counts(tray: dict[str, int]) -> Msg:
     """"4 blue, 1 black" (or "no cubes") for a tray of cube counts."""
     parts = [Msg("{n} {colour}", n=n, colour=colour(c)) for c, n in tray.items() if n]
-    return Msg("{cubes}", cubes=parts) if parts else Msg("no cubes")
+    return joined(parts) if parts else Msg("no cubes")

@@ -2,7 +2,8 @@
 
 The app is handed everything it needs (the tray board, the update hub, plain callables for what
 only the device can do, and who may write) so it runs the same under waitress on the Pi and in
-Flask's test client. Every write needs the table code (``companion.web.access``).
+Flask's test client. Every write needs the table code (``companion.web.access``). Every text a
+phone reads is said in that phone's language (``companion.i18n``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from werkzeug.exceptions import HTTPException
 from companion.amerigo.offer import COLOURS
 from companion.errors import NeedsConfirmation
 from companion.hub import Hub
+from companion.i18n import Catalogue, load_catalogues
+from companion.i18n.web import Localizer, install
 from companion.table import GameTable
+from companion.text import Msg
 from companion.tray import TrayBoard, empty_tray_body
 from companion.web.access import AccessPolicy, install_access
 from companion.web.game_api import confirmation_needed, game_blueprint
@@ -47,6 +51,14 @@ class DeviceHooks:
     health: Callable[[], dict] | None = None
 
 
+def _device_error(exc: Exception) -> Msg | str:
+    """A device hook's refusal: a ``Msg`` when it raised one, else its text as it is."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], Msg) else str(exc)
+
+
+NO_CAMERA = Msg("this device has no camera to calibrate")
+
+
 def create_app(
     board: TrayBoard,
     hub: Hub,
@@ -55,6 +67,7 @@ def create_app(
     *,
     access: AccessPolicy,
     streams: StreamSlots | None = None,
+    catalogues: dict[str, Catalogue] | None = None,
 ) -> Flask:
     """``streams`` bounds the live streams; its ``limit`` must match the server's stream
     threads (``companion.web.server.create_server``)."""
@@ -62,6 +75,8 @@ def create_app(
     streams = streams or StreamSlots(hub)
     app = Flask(__name__)
     app.json.sort_keys = False
+    localizer = Localizer(catalogues if catalogues is not None else load_catalogues())
+    install(app, localizer)  # first: the language is chosen before any refusal is said
     install_access(app, access, hub)
     app.register_error_handler(NeedsConfirmation, confirmation_needed)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
@@ -109,7 +124,8 @@ def create_app(
     def api_tray_picture(reading_id: int):
         picture = board.picture(reading_id)
         if picture is None:
-            return jsonify(error=f"no picture kept for reading {reading_id}"), 404
+            missing = Msg("no picture kept for reading {reading}", reading=reading_id)
+            return jsonify(error=missing), 404
         response = Response(picture, mimetype="image/jpeg")
         response.cache_control.max_age = 86400  # a reading's picture never changes
         return response
@@ -117,14 +133,14 @@ def create_app(
     @app.post("/api/tray/read")
     def api_tray_read():
         if hooks.read_now is None:
-            return jsonify(error="this device has no camera loop to read from"), 503
+            return jsonify(error=Msg("this device has no camera loop to read from")), 503
         hooks.read_now()
         return jsonify(ok=True), 202
 
     @app.post("/api/calibrate/empty")
     def api_calibrate_empty():
         if hooks.calibrate_empty is None:
-            return jsonify(error="this device has no camera to calibrate"), 503
+            return jsonify(error=NO_CAMERA), 503
         data = request.get_data()  # no body: a plain "calibrate now"
         body = json_body(data, request.mimetype, CALIBRATE_FIELDS) if data else {}
         confirmed = body.get("confirmed", False)
@@ -133,38 +149,39 @@ def create_app(
         try:
             return jsonify(hooks.calibrate_empty(confirmed))
         except RuntimeError as exc:
-            return jsonify(error=str(exc)), 409
+            return jsonify(error=_device_error(exc)), 409
 
     @app.get("/api/calibration")
     def api_calibration():
         if hooks.calibration_status is None:
-            return jsonify(error="this device has no camera to calibrate"), 503
+            return jsonify(error=NO_CAMERA), 503
         return jsonify(hooks.calibration_status())
 
     @app.post("/api/calibrate/corners")
     def api_calibrate_corners():
         if hooks.set_corners is None:
-            return jsonify(error="this device has no camera to calibrate"), 503
-        usage = ('send {"corners": [[x, y], [x, y], [x, y], [x, y]]} '
-                 'or {"corners": null} for the automatic tray finder')
+            return jsonify(error=NO_CAMERA), 503
+        usage = Msg('send {{"corners": [[x, y], [x, y], [x, y], [x, y]]}} '
+                    'or {{"corners": null}} for the automatic tray finder')
         try:
             body = json_body(request.get_data(), request.mimetype, frozenset({"corners"}))
         except BadInput as exc:
-            return jsonify(error=f"{exc}: {usage}", kind="BadInput"), 400
+            return jsonify(error=Msg("{reason}: {usage}", reason=exc.msg, usage=usage),
+                           kind="BadInput"), 400
         if "corners" not in body:
             return jsonify(error=usage), 400
         try:
             return jsonify(hooks.set_corners(body["corners"]))
         except ValueError as exc:
-            return jsonify(error=str(exc)), 400
+            return jsonify(error=_device_error(exc)), 400
         except RuntimeError as exc:
-            return jsonify(error=str(exc)), 409
+            return jsonify(error=_device_error(exc)), 409
 
     @app.get("/api/camera/picture.jpg")
     def api_camera_picture():
         picture = hooks.camera_picture() if hooks.camera_picture else None
         if picture is None:
-            return jsonify(error="no picture from the camera yet"), 404
+            return jsonify(error=Msg("no picture from the camera yet")), 404
         response = Response(picture, mimetype="image/jpeg")
         response.headers["Cache-Control"] = "no-store"
         return response
@@ -181,12 +198,15 @@ def create_app(
     def api_stream():
         # subscribe before taking the snapshot: an update in between arrives twice, never lost
         slot = streams.open(request.environ.get("waitress.client_disconnected", lambda: False))
+        catalogue = localizer.current()  # the stream runs after the request context is gone
         try:
-            first = sse_message("snapshot", json.dumps(snapshot(), separators=(",", ":")))
+            first = sse_message("snapshot", localizer.json_for(snapshot(), catalogue))
         except BaseException:
             streams.release(slot)
             raise
-        response = Response(streams.stream(slot, first), mimetype="text/event-stream")
+        body = streams.stream(slot, first, lambda update: localizer.json_for(update.data,
+                                                                             catalogue))
+        response = Response(body, mimetype="text/event-stream")
         response.headers["Cache-Control"] = "no-cache"
         response.headers["X-Accel-Buffering"] = "no"
         return response

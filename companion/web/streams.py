@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from companion.hub import Hub, Subscription
+from companion.hub import Hub, Subscription, Update
 
 RETRY_MS = 2000  # how long a browser waits before reconnecting a stream that ended
 
@@ -106,10 +106,14 @@ class StreamSlots:
         self._open.remove(slot)
         slot.subscription.close()
 
-    def stream(self, slot: Slot, first: str) -> EventStream:
+    def stream(self, slot: Slot, first: str,
+               text_of: Callable[[Update], str] | None = None) -> EventStream:
         """The response body: ``first`` (the snapshot event), then every update, until the
-        phone goes, the slot is needed for another phone, or the phone stops reading."""
-        return EventStream(self, slot, first)
+        phone goes, the slot is needed for another phone, or the phone stops reading.
+
+        ``text_of`` gives an update's JSON as this phone reads it (its language); by default
+        the hub's one encoding."""
+        return EventStream(self, slot, first, text_of)
 
 
 class EventStream:
@@ -118,9 +122,11 @@ class EventStream:
     (A plain generator's ``finally`` does not run when it is closed before its first item,
     which is what a server does when the phone left before the headers went out.)"""
 
-    def __init__(self, slots: StreamSlots, slot: Slot, first: str):
+    def __init__(self, slots: StreamSlots, slot: Slot, first: str,
+                 text_of: Callable[[Update], str] | None = None):
         self._slots = slots
         self._slot = slot
+        self._text_of = text_of or (lambda update: update.text)
         self._events = self._generate(first)
 
     def __iter__(self) -> Iterator[str]:
@@ -142,7 +148,7 @@ class EventStream:
             while not slot.ended:
                 update = slot.subscription.get(timeout=slots.check_seconds)
                 if update is not None:
-                    yield sse_message(update.kind, update.text)
+                    yield sse_message(update.kind, self._text_of(update))
                     quiet_since = slots.clock()
                 elif slots.clock() - quiet_since >= slots.keepalive_seconds:
                     yield ": keep-alive\n\n"
