@@ -33,6 +33,8 @@ METHODS = [
      {"_": None, "gettext": None, "ngettext": (1, 2)}),
     ("**/static/**.js", "javascript", {"t": None, "tn": (1, 2)}),
 ]
+# Calls inside `${...}` of a JavaScript template string count too.
+OPTIONS = {"**/static/**.js": {"parse_template_string": "true"}}
 
 
 def extract(root: Path = ROOT) -> Catalog:
@@ -44,7 +46,7 @@ def extract(root: Path = ROOT) -> Catalog:
             continue
         for pattern, method, keywords in METHODS:
             found = extract_from_dir(
-                folder, [(pattern, method)], keywords=keywords,
+                folder, [(pattern, method)], options_map=OPTIONS, keywords=keywords,
                 comment_tags=("TRANSLATORS:",), strip_comment_tags=True,
             )
             for filename, lineno, message, comments, context in found:

@@ -3,6 +3,7 @@
 "use strict";
 
 (() => {
+  const { t } = window.CT;
   const $ = (id) => document.getElementById(id);
   const picture = $("corners-picture");
   let taps = [];
@@ -20,7 +21,7 @@
       picture.parentElement.appendChild(mark);
     });
     $("corners-hint").textContent = taps.length < 4
-      ? `Tap corner ${taps.length + 1} of 4.` : "Four corners: use them, or start over.";
+      ? t("Tap corner {n} of 4.", { n: taps.length + 1 }) : t("Four corners: use them, or start over.");
     $("corners-save").disabled = taps.length !== 4;
   }
 
@@ -41,7 +42,7 @@
     $("corners-pad").hidden = false;
   });
   picture.addEventListener("load", redraw);
-  picture.addEventListener("error", () => say("No picture from the camera yet; try again."));
+  picture.addEventListener("error", () => say(t("No picture from the camera yet; try again.")));
   picture.addEventListener("click", (event) => {
     if (taps.length >= 4 || !picture.naturalWidth) return;
     const box = picture.getBoundingClientRect();
@@ -56,9 +57,9 @@
     try {
       await send(taps);
       $("corners-pad").hidden = true;
-      say("Saved: the tray is read inside these corners from now on.");
+      say(t("Saved: the tray is read inside these corners from now on."));
     } catch (error) {
-      say(`Not saved: ${error.message}`);
+      say(t("Not saved: {error}", { error: error.message }));
       redraw();
     }
   });
@@ -66,9 +67,9 @@
     try {
       await send(null);
       $("corners-pad").hidden = true;
-      say("The tray is found by itself again.");
+      say(t("The tray is found by itself again."));
     } catch (error) {
-      say(`Not changed: ${error.message}`);
+      say(t("Not changed: {error}", { error: error.message }));
     }
   });
 })();

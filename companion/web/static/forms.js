@@ -6,6 +6,7 @@ window.CT = window.CT || {};
 (function (CT) {
   const COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"];
   CT.COLOURS = COLOURS;
+  const { t, tn, colourName } = CT;
   let uid = 0;
   CT.uid = (prefix) => `${prefix}-${++uid}`;
 
@@ -78,7 +79,8 @@ window.CT = window.CT || {};
     const rows = COLOURS.map((colour) => {
       const limit = bounds && bounds[colour] !== undefined ? bounds[colour] : null;
       const input = numberInput({
-        max: limit === null ? 49 : limit, value: (initial && initial[colour]) || 0, "aria-label": `${colour} cubes`,
+        max: limit === null ? 49 : limit, value: (initial && initial[colour]) || 0,
+        "aria-label": t("{colour} cubes", { colour: colourName(colour) }),
         dataset: { colour }, class: "count-input",
       });
       inputs[colour] = input;
@@ -87,16 +89,19 @@ window.CT = window.CT || {};
         input.dispatchEvent(new Event("input"));
       };
       return el("div", { class: "count-row" },
-        CT.swatch(colour), el("span", { class: "name" }, colour,
-          limit === null ? null : el("small", { class: "limit", text: ` ≤ ${limit}`, title: `${limit} ${colour} inside the tower` })),
-        el("button", { type: "button", class: "step", "aria-label": `one ${colour} less`, text: "−", onclick: step(-1) }),
+        CT.swatch(colour), el("span", { class: "name" }, colourName(colour),
+          limit === null ? null : el("small", {
+            class: "limit", text: ` ≤ ${limit}`,
+            title: t("{n} {colour} inside the tower", { n: limit, colour: colourName(colour) }),
+          })),
+        el("button", { type: "button", class: "step", "aria-label": t("one {colour} less", { colour: colourName(colour) }), text: "−", onclick: step(-1) }),
         input,
-        el("button", { type: "button", class: "step", "aria-label": `one ${colour} more`, text: "+", onclick: step(1) }));
+        el("button", { type: "button", class: "step", "aria-label": t("one {colour} more", { colour: colourName(colour) }), text: "+", onclick: step(1) }));
     });
     const total = el("p", { class: "muted total" });
     const update = () => {
       const n = COLOURS.reduce((sum, c) => sum + (intOf(inputs[c]) || 0), 0);
-      total.textContent = `${n} cube${n === 1 ? "" : "s"}`;
+      total.textContent = tn("{n} cube", "{n} cubes", n);
     };
     for (const input of Object.values(inputs)) input.addEventListener("input", update);
     update();
@@ -117,7 +122,7 @@ window.CT = window.CT || {};
     const submit = el("button", { type: "submit", class: "cmd primary", text: submitText });
     const form = el("form", { class: "sub-form counts-form" }, editor.node,
       el("div", { class: "button-row" }, submit,
-        onCancel ? el("button", { type: "button", class: "secondary", text: "Cancel", onclick: onCancel }) : null));
+        onCancel ? el("button", { type: "button", class: "secondary", text: t("Cancel"), onclick: onCancel }) : null));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       onSubmit(editor.value(), submit);
@@ -127,32 +132,33 @@ window.CT = window.CT || {};
 
   // --- progress tokens (docs/events.md's token table) ----------------------------------
   const SIMPLE_TOKENS = [
-    ["ships8", "Move Ships: +8 AP per ship this phase"],
-    ["pirates_plus2", "pirates +2 for all others"],
-    ["pirates_half", "lose only half VP to pirates"],
-    ["pirates_gold", "2 gold when pirates fought off"],
-    ["plan_two", "Plan: two neutral landscapes"],
-    ["swap_green_red", "green counts as red and red as green"],
-    ["order_jump", "white: on top of the first player"],
-    ["gold3", "once: 3 gold"],
-    ["gold5", "once: 5 gold"],
-    ["gold_per_post", "1 gold per trading post"],
-    ["gold_half", "gold instead: 1 per 2 cubes"],
-    ["vp_instead", "VP instead of an action"],
-    ["vp_posts", "final: 1 VP per post"],
-    ["vp7", "final: 7 VP"],
-    ["vp_gold", "final: VP = gold track"],
+    ["ships8", t("Move Ships: +8 AP per ship this phase")],
+    ["pirates_plus2", t("pirates +2 for all others")],
+    ["pirates_half", t("lose only half VP to pirates")],
+    ["pirates_gold", t("2 gold when pirates fought off")],
+    ["plan_two", t("Plan: two neutral landscapes")],
+    ["swap_green_red", t("green counts as red and red as green")],
+    ["order_jump", t("white: on top of the first player")],
+    ["gold3", t("once: 3 gold")],
+    ["gold5", t("once: 5 gold")],
+    ["gold_per_post", t("1 gold per trading post")],
+    ["gold_half", t("gold instead: 1 per 2 cubes")],
+    ["vp_instead", t("VP instead of an action")],
+    ["vp_posts", t("final: 1 VP per post")],
+    ["vp7", t("final: 7 VP")],
+    ["vp_gold", t("final: VP = gold track")],
   ];
   CT.TOKEN_TEXT = Object.fromEntries(SIMPLE_TOKENS);
 
   function tokenRow() {
     const kind = select([
-      ["", "— which token? —"],
-      ["ap2", "+2 AP for one action (ap2)"], ["ap1", "+1 AP for two actions (ap1)"],
+      ["", t("— which token? —")],
+      ["ap2", t("+2 AP for one action (ap2)")], ["ap1", t("+1 AP for two actions (ap1)")],
       ...SIMPLE_TOKENS.map(([name, text]) => [name, `${name}: ${text}`]),
-    ], { "aria-label": "token", class: "token-kind" });
-    const c1 = select(COLOURS, { "aria-label": "token colour", class: "token-colour" });
-    const c2 = select(COLOURS, { "aria-label": "second token colour", class: "token-colour2" });
+    ], { "aria-label": t("token"), class: "token-kind" });
+    const colours = COLOURS.map((c) => [c, colourName(c)]);
+    const c1 = select(colours, { "aria-label": t("token colour"), class: "token-colour" });
+    const c2 = select(colours, { "aria-label": t("second token colour"), class: "token-colour2" });
     c2.value = "green";
     const sync = () => {
       c1.hidden = !kind.value.startsWith("ap");
@@ -173,7 +179,7 @@ window.CT = window.CT || {};
   function rowBox(...children) {
     const row = el("div", { class: "row" }, children);
     row.append(el("button", {
-      type: "button", class: "remove", text: "✕", "aria-label": "remove this row",
+      type: "button", class: "remove", text: "✕", "aria-label": t("remove this row"),
       onclick: () => row.remove(),
     }));
     return row;
@@ -194,14 +200,14 @@ window.CT = window.CT || {};
 
   function islandInput(listId, label) {
     return el("input", {
-      type: "text", list: listId, "aria-label": label || "island", placeholder: "island",
+      type: "text", list: listId, "aria-label": label || t("island"), placeholder: t("island"),
       autocomplete: "off", autocapitalize: "characters", class: "island",
     });
   }
 
   function bigBox(islands, island) {
-    const big = el("input", { type: "checkbox", "aria-label": "big island (20+ spaces)", class: "big" });
-    const wrap = el("label", { class: "inline-check" }, big, " big");
+    const big = el("input", { type: "checkbox", "aria-label": t("big island (20+ spaces)"), class: "big" });
+    const wrap = el("label", { class: "inline-check" }, big, ` ${t("big")}`);
     island.addEventListener("input", () => {
       const known = islands[island.value.trim()];
       if (known) big.checked = !!known.big;
@@ -223,24 +229,24 @@ window.CT = window.CT || {};
     const parts = [datalist];
     const readers = []; // each adds its fields to the command
 
-    const ap = numberInput({ max: action.ap + (opts.gold_to_buy_ap || 0), placeholder: `all (${action.ap})`, name: "ap" });
-    parts.push(field(`AP to spend (${action.ap} available)`, ap));
+    const ap = numberInput({ max: action.ap + (opts.gold_to_buy_ap || 0), placeholder: t("all ({n})", { n: action.ap }), name: "ap" });
+    parts.push(field(t("AP to spend ({n} available)", { n: action.ap }), ap));
     readers.push((cmd) => { const n = intOf(ap); if (n !== null) cmd.ap = n; });
     if (opts.gold_to_buy_ap > 0) {
       const gold = numberInput({ max: opts.gold_to_buy_ap, placeholder: "0", name: "gold_spent" });
-      parts.push(field(`Gold paid for extra AP (up to ${opts.gold_to_buy_ap})`, gold));
+      parts.push(field(t("Gold paid for extra AP (up to {n})", { n: opts.gold_to_buy_ap }), gold));
       readers.push((cmd) => { const n = intOf(gold); if (n) cmd.gold_spent = n; });
     }
 
     const colour = action.colour;
     const completes = () => {
-      const input = islandInput(listId, "island completed");
-      parts.push(field("Completes island (optional)", input));
+      const input = islandInput(listId, t("island completed"));
+      parts.push(field(t("Completes island (optional)"), input));
       readers.push((cmd) => { if (input.value.trim()) cmd.completes = input.value.trim(); });
     };
 
     if (colour === "blue") {
-      const posts = rowList("Trading posts", "+ Add a trading post", () => {
+      const posts = rowList(t("Trading posts"), t("+ Add a trading post"), () => {
         const island = islandInput(listId);
         const big = bigBox(islands, island);
         const row = rowBox(island, big);
@@ -256,13 +262,13 @@ window.CT = window.CT || {};
       completes();
       if (holds("ships8")) {
         const ships = el("input", { type: "checkbox", name: "ships8" });
-        parts.push(field("Use ships8 (+8 AP per ship)", ships));
+        parts.push(field(t("Use ships8 (+8 AP per ship)"), ships));
         readers.push((cmd) => { if (ships.checked) cmd.tokens_used = ["ships8"]; });
       }
     } else if (colour === "red") {
-      const take = rowList("Tiles planned", "+ Add a tile", () => {
-        const tile = select([["", "— tile —"], ["village", "village (1 AP)"], ["landscape", "landscape"]], { "aria-label": "tile" });
-        const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, `size ${n}`]), { "aria-label": "landscape size" });
+      const take = rowList(t("Tiles planned"), t("+ Add a tile"), () => {
+        const tile = select([["", t("— tile —")], ["village", t("village (1 AP)")], ["landscape", t("landscape")]], { "aria-label": t("tile") });
+        const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, t("size {n}", { n })]), { "aria-label": t("landscape size") });
         const sync = () => { size.hidden = tile.value !== "landscape"; };
         tile.addEventListener("change", sync);
         sync();
@@ -275,19 +281,19 @@ window.CT = window.CT || {};
       parts.push(take);
       readers.push((cmd) => { const list = take.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.take = list; });
     } else if (colour === "brown") {
-      const tokens = rowList("Progress tokens taken", "+ Add a token", tokenRow);
+      const tokens = rowList(t("Progress tokens taken"), t("+ Add a token"), tokenRow);
       parts.push(tokens);
       readers.push((cmd) => { const list = tokens.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.tokens_taken = list; });
       const atEnd = el("input", { type: "checkbox", name: "at_end" });
-      parts.push(field("The disc reaches the end of the progress track", atEnd));
+      parts.push(field(t("The disc reaches the end of the progress track"), atEnd));
       readers.push((cmd) => { if (atEnd.checked) cmd.at_end = true; });
     } else if (colour === "green") {
-      const build = rowList("Tiles built", "+ Add a tile", () => {
+      const build = rowList(t("Tiles built"), t("+ Add a tile"), () => {
         const island = islandInput(listId);
         const big = bigBox(islands, island);
-        const tile = select(["village", "landscape"], { "aria-label": "tile" });
-        const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, `size ${n}`]), { "aria-label": "landscape size" });
-        const vp = numberInput({ "aria-label": "printed VP", placeholder: "VP", class: "vp" });
+        const tile = select([["village", t("village")], ["landscape", t("landscape")]], { "aria-label": t("tile") });
+        const size = select([1, 2, 3, 4, 5, 6].map((n) => [n, t("size {n}", { n })]), { "aria-label": t("landscape size") });
+        const vp = numberInput({ "aria-label": t("printed VP"), placeholder: t("VP"), class: "vp" });
         const sync = () => { size.hidden = tile.value !== "landscape"; };
         tile.addEventListener("change", sync);
         sync();
@@ -307,9 +313,9 @@ window.CT = window.CT || {};
       readers.push((cmd) => { const list = build.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.build = list; });
       completes();
       const goods = {};
-      const goodsBox = el("fieldset", { class: "goods" }, el("legend", { text: "Commodities built over" }),
+      const goodsBox = el("fieldset", { class: "goods" }, el("legend", { text: t("Commodities built over") }),
         (state.settings.goods || []).map((good) => {
-          goods[good] = numberInput({ max: 9, placeholder: "0", "aria-label": `${good} commodities` });
+          goods[good] = numberInput({ max: 9, placeholder: "0", "aria-label": t("{good} commodities", { good }) });
           return el("label", { class: "good" }, el("span", { text: good }), goods[good]);
         }));
       parts.push(goodsBox);
@@ -319,9 +325,9 @@ window.CT = window.CT || {};
         if (Object.keys(out).length) cmd.commodities = out;
       });
     } else if (colour === "yellow") {
-      const production = rowList("Production tokens bought", "+ Add a token", () => {
-        const good = select([["", "— good —"], ...(state.settings.goods || [])], { "aria-label": "good" });
-        const cost = select([[2, "cost 2"], [3, "cost 3"], [4, "cost 4"]], { "aria-label": "cost" });
+      const production = rowList(t("Production tokens bought"), t("+ Add a token"), () => {
+        const good = select([["", t("— good —")], ...(state.settings.goods || [])], { "aria-label": t("good") });
+        const cost = select([2, 3, 4].map((n) => [n, t("cost {n}", { n })]), { "aria-label": t("cost") });
         const row = rowBox(good, cost);
         row.value = () => good.value ? { good: good.value, cost: Number(cost.value) } : null;
         return row;
@@ -330,26 +336,29 @@ window.CT = window.CT || {};
       parts.push(production);
       readers.push((cmd) => { const list = production.rows().map((r) => r.value()).filter(Boolean); if (list.length) cmd.production = list; });
     } else if (colour === "white") {
-      const advance = numberInput({ placeholder: "= AP", name: "advance" });
-      parts.push(field("Spaces to advance on the special track", advance));
+      const advance = numberInput({ placeholder: t("= AP"), name: "advance" });
+      parts.push(field(t("Spaces to advance on the special track"), advance));
       readers.push((cmd) => { const n = intOf(advance); if (n !== null) cmd.advance = n; });
       if (holds("order_jump")) {
         const jump = el("input", { type: "checkbox", name: "jump" });
-        parts.push(field("Use order_jump: on top of the first player's disc", jump));
+        parts.push(field(t("Use order_jump: on top of the first player's disc"), jump));
         readers.push((cmd) => { if (jump.checked) cmd.jump = true; });
       }
       const atEnd = el("input", { type: "checkbox", name: "at_end" });
-      parts.push(field("The disc reaches the end of the special track", atEnd));
+      parts.push(field(t("The disc reaches the end of the special track"), atEnd));
       readers.push((cmd) => { if (atEnd.checked) cmd.at_end = true; });
     }
 
     const submit = el("button", { type: "submit", class: "cmd primary" },
       CT.swatch(colour), ` ${player}: ${action.name}`);
+    const heading = action.via !== "tray"
+      ? t("{action} ({colour}, via {via})", { action: action.name, colour: colourName(colour), via: action.via === "white" ? colourName("white") : t("the green/red token") })
+      : t("{action} ({colour})", { action: action.name, colour: colourName(colour) });
     const form = el("form", { class: `sub-form action-form ${colour}`, dataset: { colour } },
-      el("h3", {}, CT.swatch(colour), ` ${action.name} (${colour}${action.via !== "tray" ? `, via ${action.via}` : ""})`),
+      el("h3", {}, CT.swatch(colour), ` ${heading}`),
       parts,
       el("div", { class: "button-row" }, submit,
-        el("button", { type: "button", class: "secondary", text: "Cancel", onclick: onCancel })));
+        el("button", { type: "button", class: "secondary", text: t("Cancel"), onclick: onCancel })));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       const cmd = { type: "action", player, choice: colour };
