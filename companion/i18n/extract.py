@@ -10,7 +10,10 @@ translated again) and dropping the ones no longer used; ``--check`` only reports
 from __future__ import annotations
 
 import argparse
+import ast
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -26,15 +29,49 @@ REFUSALS = (
     "Msg", "RulesError", "MalformedEvent", "UnknownPlayer", "WrongStage", "OutOfTurn",
     "NotOnOffer", "NotEnough", "LimitReached", "NothingToUndo", "TableError", "SeqConflict",
 )
-# Per kind of source file: (file pattern, Babel's extraction method, the calls that mark a text).
+
+
+def extract_python(fileobj, keywords, comment_tags, options) -> Iterator[tuple]:
+    """Every ``Msg("...")``-like call, however deeply nested (Babel's own Python extractor skips
+    a call inside another call's arguments, e.g. ``Msg("builds {tiles}", tiles=[Msg(...)])``)."""
+    tree = ast.parse(fileobj.read())
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        first = node.args[0]
+        if name in keywords and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            yield node.lineno, name, (first.value,), []
+
+
+_JS_STRING = r'"((?:[^"\\\n]|\\.)*)"'
+_JS_CALL = re.compile(r"(?<![\w.$])(tn?)\(\s*" + _JS_STRING + r"(?:\s*,\s*" + _JS_STRING + ")?")
+
+
+def extract_javascript(fileobj, keywords, comment_tags, options) -> Iterator[tuple]:
+    """``t("...")`` and ``tn("one", "many", n)`` calls with double-quoted texts, nested or not."""
+    text = fileobj.read().decode("utf-8")
+    for match in _JS_CALL.finditer(text):
+        name, first, second = match.groups()
+        lineno = text.count("\n", 0, match.start()) + 1
+        if name == "tn" and second is not None:
+            yield lineno, name, (_js_unescape(first), _js_unescape(second)), []
+        elif name == "t":
+            yield lineno, name, (_js_unescape(first),), []
+
+
+def _js_unescape(text: str) -> str:
+    return re.sub(r'\\(["\\/])', r"\1", text)
+
+
+# Per kind of source file: (file pattern, extraction method, the calls that mark a text).
 METHODS = [
-    ("**.py", "python", dict.fromkeys(REFUSALS)),
+    ("**.py", extract_python, dict.fromkeys(REFUSALS)),
     ("**/templates/**.html", "jinja2.ext:babel_extract",
      {"_": None, "gettext": None, "ngettext": (1, 2)}),
-    ("**/static/**.js", "javascript", {"t": None, "tn": (1, 2)}),
+    ("**/static/**.js", extract_javascript, {"t": None, "tn": (1, 2)}),
 ]
-# Calls inside `${...}` of a JavaScript template string count too.
-OPTIONS = {"**/static/**.js": {"parse_template_string": "true"}}
 
 
 def extract(root: Path = ROOT) -> Catalog:
@@ -46,7 +83,7 @@ def extract(root: Path = ROOT) -> Catalog:
             continue
         for pattern, method, keywords in METHODS:
             found = extract_from_dir(
-                folder, [(pattern, method)], options_map=OPTIONS, keywords=keywords,
+                folder, [(pattern, method)], keywords=keywords,
                 comment_tags=("TRANSLATORS:",), strip_comment_tags=True,
             )
             for filename, lineno, message, comments, context in found:
