@@ -1,4 +1,4 @@
-"""German beside English: a complete catalogue, each phone's language, refusals and history in it."""
+"""German beside English: a complete catalogue, each phone's language, refusals in it."""
 
 import json
 import re

@@ -1,0 +1,98 @@
+"""A German phone sees German, an English one English, and the switch on the page is remembered."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+SETUP_DROP = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
+
+
+def to_actions(table):
+    """A game at Ada's turn in the blue phase of round 1 (3 blue and 1 white in the tray)."""
+    snap = table.new_game(["Ada", "Ben", "Cleo"], "Test")
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2},
+                    {"type": "tray_read", "tray": {"blue": 3, "white": 1}}):
+        snap = table.command(snap["id"], snap["seq"], command)
+    return snap
+
+
+def open_phone(browser, url, locale):
+    context = browser.new_context(viewport=PHONE, locale=locale)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url)
+    page.wait_for_function("document.body.dataset.stage !== undefined")
+    return context, page, errors
+
+
+def wait_title(page, text):
+    page.wait_for_function(
+        "t => document.getElementById('now-title').textContent === t", arg=text, timeout=5000)
+
+
+def test_a_german_phone_sees_german_and_an_english_one_english(served, browser):
+    url, _, device = served
+    to_actions(device.table)
+    german, de, de_errors = open_phone(browser, url, "de-DE")
+    english, en, en_errors = open_phone(browser, url, "en-US")
+
+    wait_title(de, "Ada ist am Zug")
+    wait_title(en, "Ada's turn")
+    assert de.evaluate("document.documentElement.lang") == "de"
+    assert de.text_content("#score-title").startswith("Wertungsblatt")
+    assert en.text_content("#score-title").startswith("Score sheet")
+    assert de.text_content("#undo") == "Rückgängig: Schale abgelesen: 3× blau, 1× weiß"
+    assert en.text_content("#undo") == "Undo: Tray read: 3 blue, 1 white"
+    assert de.text_content(".action-btn[data-colour='blue'] .action-name") == "Schiffe bewegen"
+    assert "blau" in de.text_content("#tower tr[data-colour='blue'] th")
+    assert de.locator("#game-log li").first.text_content().startswith("Schale abgelesen")
+
+    # A refusal of the rules engine, in the phone's language.
+    de.click(".action-btn[data-colour='blue']")
+    form = de.locator(".action-form")
+    for i, island in enumerate(("A", "B", "C")):
+        if i:
+            form.locator("text=+ Handelsposten hinzufügen").click()
+        form.locator("input.island").nth(i).fill(island)
+    form.locator("button[type=submit]").click()
+    refusal = form.locator(".refusal")
+    refusal.wait_for()
+    assert refusal.text_content() == "Ada hat 2 Schiffe: höchstens 2 Handelsposten pro Aktion"
+    de.screenshot(path="/tmp/cubetower-german.png", full_page=True)
+
+    assert de_errors == [] and en_errors == []
+    german.close()
+    english.close()
+
+
+def test_the_switch_changes_the_language_and_is_remembered(served, browser):
+    url, _, device = served
+    to_actions(device.table)
+    context, page, errors = open_phone(browser, url, "en-US")
+    wait_title(page, "Ada's turn")
+    assert page.get_attribute(".lang-switch[data-lang='en']", "aria-pressed") == "true"
+
+    with page.expect_navigation():
+        page.click(".lang-switch[data-lang='de']")
+    page.wait_for_function("document.body.dataset.stage !== undefined")
+    wait_title(page, "Ada ist am Zug")
+    assert page.get_attribute(".lang-switch[data-lang='de']", "aria-pressed") == "true"
+    assert page.text_content("#read-now") == "Schale jetzt ablesen"
+
+    page.reload()  # remembered: the browser still says English, the switch said German
+    page.wait_for_function("document.body.dataset.stage !== undefined")
+    wait_title(page, "Ada ist am Zug")
+    other = context.new_page()  # the same phone, another tab
+    other.goto(url)
+    other.wait_for_function("document.body.dataset.stage !== undefined")
+    wait_title(other, "Ada ist am Zug")
+
+    with page.expect_navigation():
+        page.click(".lang-switch[data-lang='en']")
+    page.wait_for_function("document.body.dataset.stage !== undefined")
+    wait_title(page, "Ada's turn")
+    assert errors == []
+    context.close()
