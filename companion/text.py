@@ -43,8 +43,12 @@ class Msg:
         try:
             return gettext(self.template).format_map(values)
         except (KeyError, IndexError, ValueError):
-            # A broken translation must never hide the refusal: fall back to the English text.
-            return self.template.format_map(values)
+            # A broken translation must never hide the refusal: fall back to the English text,
+            # and to the bare template should that be no template at all (a text with braces).
+            try:
+                return self.template.format_map(values)
+            except (KeyError, IndexError, ValueError):
+                return self.template
 
     def __str__(self) -> str:
         return self.render()

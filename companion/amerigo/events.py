@@ -315,8 +315,8 @@ def describe(e: dict) -> Msg:
     if t == "action":
         return _describe_action(e)
     if t == "sheet_goods":
-        goods = ", ".join(e["goods"]) or "no goods"
-        return f"{e['player']}'s player sheet prints {goods} (one production token of each)"
+        return Msg("{player}'s player sheet prints {goods} (one production token of each)",
+                   player=e["player"], goods=e["goods"] or Msg("no goods"))
     if t == "chest_cashed":
         return Msg("{player} cashes a treasure chest for 3 gold", player=e["player"])
     if t == "token_used":

@@ -92,25 +92,33 @@ def routes(state: GameState, p: Player) -> dict[str, list[str]]:
     return out
 
 
-def _route_refused(state: GameState, p: Player, choice: str, via: str) -> str:
+# The tracks a message names (``_spaces_needed``).
+TRACKS = {"progress": Msg("progress"), "special action": Msg("special action")}
+
+
+def _route_refused(state: GameState, p: Player, choice: str, via: str) -> Msg:
     """Why ``via`` is not a way for ``p`` to choose ``choice`` now, in the players' words."""
     counts = state.ledger.action
     name = ACTION_NAMES[choice]
     if via == "white":
         jc = joker_colour(state, p)
         if counts["white"] == 0:
-            return f"there is no white cube in the action space to stand in for {name}"
+            return Msg("there is no white cube in the action space to stand in for {action}",
+                       action=name)
         if jc is None:
-            return (f"{p.name}'s disc has not advanced on the special action track yet, so white "
-                    "cubes are no joker for him")
-        return (f"{p.name}'s white cubes stand in for {jc} ({ACTION_NAMES[jc]}), the colour "
-                f"under his disc, not for {choice}")
+            return Msg("{player}'s disc has not advanced on the special action track yet, so "
+                       "white cubes are no joker for him", player=p.name)
+        return Msg("{player}'s white cubes stand in for {joker} ({joker_action}), the colour "
+                   "under his disc, not for {colour}", player=p.name, joker=words.colour(jc),
+                   joker_action=ACTION_NAMES.get(jc, jc), colour=words.colour(choice))
     if choice not in ("red", "green"):
-        return f"the green/red swap token turns green into red and red into green, not {name}"
+        return Msg("the green/red swap token turns green into red and red into green, not "
+                   "{action}", action=name)
     if not p.has(state.settings.token_usage, "swap_green_red"):
-        return f"{p.name} has no usable green/red swap token"
+        return Msg("{player} has no usable green/red swap token", player=p.name)
     other = "green" if choice == "red" else "red"
-    return f"there is no {other} cube in the action space to count as {choice}"
+    return Msg("there is no {other} cube in the action space to count as {colour}",
+               other=words.colour(other), colour=words.colour(choice))
 
 
 def base_ap(state: GameState) -> int:
@@ -283,9 +291,9 @@ def _spaces_needed(state: GameState, p: Player, e: dict, track: str, was_at_end:
         return
     if e.get("at_end") and not was_at_end and not any(f in e for f in fields):
         raise MalformedEvent(
-            f"the {track} track's length is not set, so say how many spaces {p.name}'s disc moved "
-            f"before it reached the end (AP spent, of {available}): the AP it could not use give "
-            "2 gold"
+            "the {track} track's length is not set, so say how many spaces {player}'s disc moved "
+            "before it reached the end (AP spent, of {available}): the AP it could not use give "
+            "2 gold", track=TRACKS[track], player=p.name, available=available,
         )
 
 
@@ -412,8 +420,9 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
     for b in build:
         if b["vp"] > state.settings.tile_vp_max:
             raise LimitReached(
-                f"{b['vp']} VP for one tile is more than a tile prints in this game (at most "
-                f"{state.settings.tile_vp_max}, setting tile_vp_max): check the number on the tile"
+                "{vp} VP for one tile is more than a tile prints in this game (at most "
+                "{most}, setting tile_vp_max): check the number on the tile", vp=b["vp"],
+                most=state.settings.tile_vp_max,
             )
         island = isl_rules.get_island(state.islands, b["island"], b.get("big"))
         # "build ... on any island that contains at least one of his own trading posts"
@@ -477,11 +486,17 @@ def _yellow(state: GameState, p: Player, e: dict, ap: int, available: int) -> di
     pool = PRODUCTION_TOKENS_FOR_PLAYERS[len(state.players)]
     left = pool - sum(state.production_bought.values())
     if len(bought) > left:
+        values = {"left": left, "pool": pool, "players": len(state.players), "player": p.name,
+                  "n": len(bought)}
+        if left == 1:
+            raise LimitReached(
+                "only {left} of the {pool} production tokens of a {players}-player game is left, "
+                "so {player} cannot buy {n} (the tokens marked for more players stay in the box)",
+                **values)
         raise LimitReached(
             "only {left} of the {pool} production tokens of a {players}-player game are left, "
             "so {player} cannot buy {n} (the tokens marked for more players stay in the box)",
-            left=left, pool=pool, players=len(state.players), player=p.name, n=len(bought),
-        )
+            **values)
     tally: dict[tuple[str, int], int] = {}
     for x in bought:
         if x["good"] not in state.settings.goods:

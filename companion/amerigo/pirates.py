@@ -23,8 +23,9 @@ def check_marker(settings: Settings, revealed: list[int], value: int) -> None:
     if settings.pirate_markers is None:
         if value > settings.pirate_marker_max:
             raise LimitReached(
-                f"a pirate marker of {value} is more than any marker shows in this game (at most "
-                f"{settings.pirate_marker_max}, setting pirate_marker_max): check the number"
+                "a pirate marker of {value} is more than any marker shows in this game (at most "
+                "{most}, setting pirate_marker_max): check the number", value=value,
+                most=settings.pirate_marker_max,
             )
         return
     left = list(settings.pirate_markers)
@@ -32,9 +33,9 @@ def check_marker(settings: Settings, revealed: list[int], value: int) -> None:
         if v in left:
             left.remove(v)
     if value not in left:
-        shown = ", ".join(str(v) for v in sorted(left))
         raise LimitReached(
-            f"no face-down pirate marker shows {value}: the markers not yet face up show {shown}"
+            "no face-down pirate marker shows {value}: the markers not yet face up show {shown}",
+            value=value, shown=sorted(left),
         )
 
 

@@ -160,15 +160,15 @@ class Settings:
         for key in ("tile_vp_max", "pirate_marker_max"):
             if key in data:
                 if not _nat(data[key]):
-                    raise MalformedEvent(f"setting {key} must be a whole number >= 0")
+                    raise MalformedEvent("setting {key} must be a whole number >= 0", key=key)
                 changes[key] = data[key]
         if data.get("pirate_markers") is not None:
             pm = data["pirate_markers"]
             if not (isinstance(pm, list) and len(pm) == PIRATE_MARKERS
                     and all(_nat(v) for v in pm)):
                 raise MalformedEvent(
-                    f"setting pirate_markers must be the {PIRATE_MARKERS} numbers printed on the "
-                    "pirate markers"
+                    "setting pirate_markers must be the {n} numbers printed on the "
+                    "pirate markers", n=PIRATE_MARKERS,
                 )
             changes["pirate_markers"] = tuple(pm)
         if "token_usage" in data:

@@ -230,7 +230,8 @@ class GameState:
             "last_action": self.last_action,
             "settings": self.settings.to_dict(),
             "unconfirmed_settings": self.settings.unconfirmed() + [
-                f"sheet goods of {p.name} (not entered: all {len(self.settings.goods)} assumed)"
+                str(Msg("sheet goods of {player} (not entered: all {n} assumed)", player=p.name,
+                        n=len(self.settings.goods)))
                 for p in self.players.values() if p.sheet_goods is None],
             "events_applied": self.events_applied,
         }
@@ -396,22 +397,25 @@ def _action(state: GameState, e: dict) -> None:
     return phase_rules.describe_outcome(summary)
 
 
-def _sheet_goods(state: GameState, e: dict) -> str:
+def _sheet_goods(state: GameState, e: dict) -> Msg:
     p = state.player(e["player"])
-    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL, what="entering a player sheet")
+    _need(state, SETUP, TRAY, ACTIONS, ROUND_END, PIRATE, FINAL,
+          what=Msg("entering a player sheet"))
     # "Each player starts with a production token of each type of good printed on his player
     # sheet." Which goods a sheet prints is read off the sheet by the players.
     goods = e["goods"]
     unknown = [g for g in goods if g not in state.settings.goods]
     if unknown:
-        raise MalformedEvent(
-            f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a good of this "
-            f"game; the goods are {', '.join(state.settings.goods)}"
-        )
+        if len(unknown) == 1:
+            raise MalformedEvent("{unknown} is not a good of this game; the goods are {goods}",
+                                 unknown=unknown, goods=list(state.settings.goods))
+        raise MalformedEvent("{unknown} are not goods of this game; the goods are {goods}",
+                             unknown=unknown, goods=list(state.settings.goods))
     if len(set(goods)) != len(goods):
         raise MalformedEvent("a player sheet prints each good once: a good is listed twice")
     p.print_sheet_goods(goods, state.settings.goods)
-    return f"{p.name} starts with production in {', '.join(goods) or 'no goods'}"
+    return Msg("{player} starts with production in {goods}", player=p.name,
+               goods=goods or Msg("no goods"))
 
 
 def _chest_cashed(state: GameState, e: dict) -> None:

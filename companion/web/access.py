@@ -25,6 +25,7 @@ from flask import Flask, Response, jsonify, request
 
 from companion.hub import Hub
 from companion.table_code import TableCode
+from companion.text import Msg
 
 CODE_HEADER = "X-Table-Code"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -144,23 +145,25 @@ class AccessPolicy:
         return "wrong"
 
 
-def cross_site(host: str) -> str | None:
+def cross_site(host: str) -> Msg | None:
     """Why this write looks sent by another web site, or None when it is the device's own page.
 
     A browser marks where a request comes from (``Sec-Fetch-Site``, ``Origin``); a client that
     sends neither (curl, a script) is no other site's page and is judged by its code alone."""
     site = request.headers.get("Sec-Fetch-Site")
     if site and site not in ("same-origin", "none"):
-        return f"this request came from another web site ({site}), not from the table's page"
+        return Msg("this request came from another web site ({site}), not from the table's page",
+                   site=site)
     origin = request.headers.get("Origin")
     if origin is None:
         return None
     if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
-        return f"this request came from another web site ({origin}), not from the table's page"
+        return Msg("this request came from another web site ({site}), not from the table's page",
+                   site=origin)
     return None
 
 
-def refuse(reason: str, *, join: bool = False) -> tuple[Response, int]:
+def refuse(reason: Msg, *, join: bool = False) -> tuple[Response, int]:
     body = {"error": reason, "kind": "AccessError"}
     if join:
         body["join"] = True  # the page shows its "join the table" field again
@@ -170,7 +173,8 @@ def refuse(reason: str, *, join: bool = False) -> tuple[Response, int]:
 def too_many(seconds: float) -> tuple[Response, int]:
     wait = max(1, round(seconds))
     response = jsonify(
-        error=f"too many wrong table codes from this phone: wait {wait} s and try again",
+        error=Msg("too many wrong table codes from this phone: wait {wait} s and try again",
+                  wait=wait),
         kind="AccessError",
     )
     response.headers["Retry-After"] = str(wait)
@@ -184,30 +188,29 @@ def install_access(app: Flask, policy: AccessPolicy, hub: Hub | None = None) -> 
     def guard():
         host = request.headers.get("Host", "")
         if not policy.hosts.allows(host):
-            return refuse(
-                f"this device does not answer to the name {host_name(host) or '(none)'!r}; "
-                "open it by its address or its .local name"
-            )
+            return refuse(Msg(
+                "this device does not answer to the name '{name}'; open it by its address or its "
+                ".local name", name=host_name(host) or "(none)",
+            ))
         if request.method in SAFE_METHODS:
             return None
         why = cross_site(host)
         if why:
-            return refuse(f"refused: {why}")
+            return refuse(Msg("refused: {why}", why=why))
         offered = request.headers.get(CODE_HEADER)
         if not offered:
-            return refuse(
+            return refuse(Msg(
                 "this phone is only watching: enter the table code (shown on a phone that "
-                "plays, and in the device's terminal) or scan the table's QR code to play",
+                "plays, and in the device's terminal) or scan the table's QR code to play"),
                 join=True,
             )
         verdict = policy.judge(offered, request.remote_addr or "")
         if verdict == "wait":
             return too_many(policy.throttle.wait(request.remote_addr or ""))
         if verdict == "wrong":
-            return refuse(
+            return refuse(Msg(
                 "that table code is not (or no longer) this table's: ask a player for the "
-                "current one",
-                join=True,
+                "current one"), join=True,
             )
         return None
 

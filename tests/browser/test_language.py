@@ -18,31 +18,35 @@ def to_actions(table):
     return snap
 
 
-def open_phone(browser, url, locale):
+def open_phone(browser, url, locale, code):
+    """A phone that plays (it joins with the table code, as the QR code's link does)."""
     context = browser.new_context(viewport=PHONE, locale=locale)
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(url)
-    page.wait_for_function("document.body.dataset.stage !== undefined")
+    page.on("console", lambda m: errors.append(m.text) if "Content Security" in m.text else None)
+    page.goto(f"{url}/?code={code}")
+    page.wait_for_function("() => document.body.dataset.stage !== undefined")
     return context, page, errors
 
 
 def wait_title(page, text):
     page.wait_for_function(
-        "t => document.getElementById('now-title').textContent === t", arg=text, timeout=5000)
+        "t => document.getElementById('now-title').textContent === t", arg=text, timeout=15000)
 
 
 def test_a_german_phone_sees_german_and_an_english_one_english(served, browser):
     url, _, device = served
     to_actions(device.table)
-    german, de, de_errors = open_phone(browser, url, "de-DE")
-    english, en, en_errors = open_phone(browser, url, "en-US")
+    code = device.table_code.value
+    german, de, de_errors = open_phone(browser, url, "de-DE", code)
+    english, en, en_errors = open_phone(browser, url, "en-US", code)
 
     wait_title(de, "Ada ist am Zug")
     wait_title(en, "Ada's turn")
     assert de.evaluate("document.documentElement.lang") == "de"
     assert de.text_content("#score-title").startswith("Wertungsblatt")
+    assert de.text_content("#code-chip") == f"Tisch {code}"
     assert en.text_content("#score-title").startswith("Score sheet")
     assert de.text_content("#undo") == "Rückgängig: Schale abgelesen: 3× blau, 1× weiß"
     assert en.text_content("#undo") == "Undo: Tray read: 3 blue, 1 white"
@@ -71,28 +75,28 @@ def test_a_german_phone_sees_german_and_an_english_one_english(served, browser):
 def test_the_switch_changes_the_language_and_is_remembered(served, browser):
     url, _, device = served
     to_actions(device.table)
-    context, page, errors = open_phone(browser, url, "en-US")
+    context, page, errors = open_phone(browser, url, "en-US", device.table_code.value)
     wait_title(page, "Ada's turn")
     assert page.get_attribute(".lang-switch[data-lang='en']", "aria-pressed") == "true"
 
     with page.expect_navigation():
         page.click(".lang-switch[data-lang='de']")
-    page.wait_for_function("document.body.dataset.stage !== undefined")
+    page.wait_for_function("() => document.body.dataset.stage !== undefined")
     wait_title(page, "Ada ist am Zug")
     assert page.get_attribute(".lang-switch[data-lang='de']", "aria-pressed") == "true"
     assert page.text_content("#read-now") == "Schale jetzt ablesen"
 
     page.reload()  # remembered: the browser still says English, the switch said German
-    page.wait_for_function("document.body.dataset.stage !== undefined")
+    page.wait_for_function("() => document.body.dataset.stage !== undefined")
     wait_title(page, "Ada ist am Zug")
     other = context.new_page()  # the same phone, another tab
     other.goto(url)
-    other.wait_for_function("document.body.dataset.stage !== undefined")
+    other.wait_for_function("() => document.body.dataset.stage !== undefined")
     wait_title(other, "Ada ist am Zug")
 
     with page.expect_navigation():
         page.click(".lang-switch[data-lang='en']")
-    page.wait_for_function("document.body.dataset.stage !== undefined")
+    page.wait_for_function("() => document.body.dataset.stage !== undefined")
     wait_title(page, "Ada's turn")
     assert errors == []
     context.close()

@@ -17,6 +17,7 @@ from companion.table import GameTable
 from companion.text import Msg, placeholders
 from companion.tray import TrayBoard
 from companion.web.app import create_app
+from table_access import playing, policy
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "companion" / "amerigo" / "examples"
@@ -33,7 +34,9 @@ def german():
 def client(tmp_path):
     store = Store(tmp_path / "db.sqlite")
     hub = Hub()
-    yield create_app(TrayBoard(store, hub), hub, table=GameTable(store, hub)).test_client()
+    access = policy(tmp_path)
+    app = create_app(TrayBoard(store, hub), hub, table=GameTable(store, hub), access=access)
+    yield playing(app.test_client(), access)
     store.close()
 
 

@@ -9,6 +9,7 @@ window.CT = window.CT || {};
   const KEY = "cubetower.tableCode";
   const HEADER = "X-Table-Code";
   const $ = (id) => document.getElementById(id);
+  const { t } = CT;
 
   const normalise = (text) => String(text || "").toUpperCase().replace(/[\s-]/g, "");
 
@@ -34,7 +35,7 @@ window.CT = window.CT || {};
     $("code-card").hidden = !playing;
     $("code-chip").hidden = !playing;
     $("table-code").textContent = memory;
-    $("code-chip").textContent = `table ${memory}`;
+    $("code-chip").textContent = t("table {code}", { code: memory });
     $("join-link").textContent = playing ? `${location.origin}/?code=${memory}` : "";
     if (message !== undefined) $("join-result").textContent = message;
   }
@@ -69,20 +70,20 @@ window.CT = window.CT || {};
     if (candidate !== undefined) return writer;
     if (memory === asked && !writer) {
       keep("");
-      show("The table code on this phone is no longer the table's (a player asked for a new one). Enter the new code to play.");
+      show(t("The table code on this phone is no longer the table's (a player asked for a new one). Enter the new code to play."));
     }
     return writer;
   }
 
   async function join(typed) {
     const candidate = normalise(typed);
-    if (!candidate) { show("Enter the table code."); return; }
+    if (!candidate) { show(t("Enter the table code.")); return; }
     const writer = await check(candidate);
     if (writer) {
       keep(candidate);
       show("");
     } else if (writer === false) {
-      show("That is not this table's code. Ask a player for it: it is shown on every phone that plays.");
+      show(t("That is not this table's code. Ask a player for it: it is shown on every phone that plays."));
     }
   }
 
@@ -93,9 +94,9 @@ window.CT = window.CT || {};
     if (response.ok && body.code) {
       keep(body.code);
       show();
-      $("code-result").textContent = `New code: ${body.code}. Every other phone watches until it joins with it.`;
+      $("code-result").textContent = t("New code: {code}. Every other phone watches until it joins with it.", { code: body.code });
     } else {
-      $("code-result").textContent = `No new code: ${body.error || response.statusText}`;
+      $("code-result").textContent = t("No new code: {error}", { error: body.error || response.statusText });
     }
   }
 
@@ -115,7 +116,7 @@ window.CT = window.CT || {};
   $("new-code").addEventListener("click", () => { $("new-code-confirm").hidden = false; });
   $("new-code-cancel").addEventListener("click", () => { $("new-code-confirm").hidden = true; });
   $("new-code-yes").addEventListener("click", renew);
-  $("leave").addEventListener("click", () => { keep(""); show("This phone only watches now."); });
+  $("leave").addEventListener("click", () => { keep(""); show(t("This phone only watches now.")); });
 
   show();
   CT.access = { code, check, header: HEADER };
