@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from table_access import playing, policy
 
 from companion.amerigo import Game, NotEnough
 from companion.hub import Hub
@@ -17,7 +18,6 @@ from companion.table import GameTable
 from companion.text import Msg, placeholders
 from companion.tray import TrayBoard
 from companion.web.app import create_app
-from table_access import playing, policy
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "companion" / "amerigo" / "examples"
