@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from companion.amerigo.constants import TOTAL_CUBES
 from companion.amerigo.offer import COLOURS
+from companion.amerigo.words import colour
 from companion.errors import NeedsConfirmation, TableError
+from companion.text import Msg, joined
 
 SETUP, PHASE = "setup_drop_read", "tray_read"
 
@@ -57,32 +59,34 @@ def check_drop(drop: Drop) -> None:
     fresh = drop.reading_id is None or drop.after is None or drop.reading_id > drop.after
     if drop.kind == PHASE:
         if not fresh:
-            since = f"the {drop.previous} phase began" if drop.previous else "the set-up drop"
+            since = (Msg("the {colour} phase began", colour=colour(drop.previous))
+                     if drop.previous else Msg("the set-up drop"))
             raise StaleReading(
-                f"This tray reading was taken before {since}, so it cannot start the "
-                f"{drop.phase} phase too. Drop the {drop.phase} cubes and wait for the new "
-                "reading, or enter the counts by hand."
+                "This tray reading was taken before {since}, so it cannot start the "
+                "{colour} phase too. Drop the {colour} cubes and wait for the new "
+                "reading, or enter the counts by hand.", since=since, colour=colour(drop.phase),
             )
         if total == 0 and not drop.confirmed:
             raise NeedsConfirmation(
-                f"Nothing fell from the tower? Then the {drop.phase} phase has no actions and is "
-                f"skipped. Only say yes once the {drop.phase} cubes have been dropped."
+                "Nothing fell from the tower? Then the {colour} phase has no actions and is "
+                "skipped. Only say yes once the {colour} cubes have been dropped.",
+                colour=colour(drop.phase),
             )
         return
     if drop.confirmed:
         return
     doubts = []
     if total == 0:
-        doubts.append("it shows no cube in the tray (did all 49 stay inside the tower?)")
+        doubts.append(Msg("It shows no cube in the tray (did all 49 stay inside the tower?)"))
     elif total >= TOTAL_CUBES:
-        doubts.append(f"it shows all {TOTAL_CUBES} cubes in the tray (none stayed in the tower?)")
+        doubts.append(Msg("It shows all {n} cubes in the tray (none stayed in the tower?)",
+                          n=TOTAL_CUBES))
     if not fresh:
-        doubts.append("this reading was taken before the game was started")
+        doubts.append(Msg("This reading was taken before the game was started"))
     if drop.reading_id is not None and drop.reading and drop.reading.get("uncertain"):
-        doubts.append("the counter was unsure of this reading")
+        doubts.append(Msg("The counter was unsure of this reading"))
     if doubts:
-        why = "; ".join(doubts)
-        raise NeedsConfirmation(f"Use this as the set-up drop? {why[0].upper()}{why[1:]}.")
+        raise NeedsConfirmation("Use this as the set-up drop? {why}.", why=joined(doubts, "; "))
 
 
 def previous_drop(phase: str, round_: int, skipped: list[dict]) -> str:
@@ -107,12 +111,12 @@ def previous_drop(phase: str, round_: int, skipped: list[dict]) -> str:
 def _same_as_reading(drop: Drop) -> None:
     reading = drop.reading
     if reading is None:
-        raise TableError(f"there is no tray reading #{drop.reading_id}")
+        raise TableError("there is no tray reading #{reading}", reading=drop.reading_id)
     if reading.get("error"):
         raise TableError("that picture of the tray could not be read; read the tray again")
     counts = reading.get("counts") or {}
     if any(int(counts.get(c, 0)) != int(drop.counts.get(c, 0)) for c in COLOURS):
         raise TableError(
-            f"these counts are not those of tray reading #{drop.reading_id}; "
-            "send counts typed by hand without the reading"
+            "these counts are not those of tray reading #{reading}; "
+            "send counts typed by hand without the reading", reading=drop.reading_id,
         )

@@ -6,9 +6,20 @@ device (firmware) raise the same errors the web layer turns into answers.
 
 from __future__ import annotations
 
+from typing import Any
+
+from companion.text import Msg
+
 
 class TableError(ValueError):
-    """A request the table cannot take (no game, bad shape); the message is for the players."""
+    """A request the table cannot take (no game, bad shape); the message is for the players.
+
+    ``TableError("there is no game {game}", game=7)``: a ``Msg``, said in each phone's language.
+    """
+
+    def __init__(self, message: str | Msg, /, **args: Any) -> None:
+        self.msg = message if isinstance(message, Msg) else Msg(message, **args)
+        super().__init__(str(self.msg))
 
 
 class NeedsConfirmation(TableError):
@@ -19,6 +30,6 @@ class NeedsConfirmation(TableError):
     same request sent again with ``"confirmed": true`` goes through.
     """
 
-    def __init__(self, question: str):
-        super().__init__(question)
-        self.question = question
+    def __init__(self, question: str | Msg, /, **args: Any):
+        super().__init__(question, **args)
+        self.question = self.msg

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from companion.text import Msg
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS readings (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -85,6 +87,10 @@ def to_json(body: object) -> str:
 
 class StoreError(RuntimeError):
     """The data file cannot be used; the message says which file and why."""
+
+    def __init__(self, message: str | Msg) -> None:
+        self.msg = message  # a Msg when a phone reads it (SeqConflict), else the terminal's text
+        super().__init__(str(message))
 
 
 class SeqConflict(StoreError):
@@ -277,9 +283,10 @@ class Store:
                 "SELECT COUNT(*) FROM events WHERE game_id = ?", (game_id,)
             ).fetchone()[0]
             if count != base_seq:
-                raise SeqConflict(
-                    f"the game moved on ({count} events, you saw {base_seq}); reload and retry"
-                )
+                raise SeqConflict(Msg(
+                    "the game moved on ({count} events, you saw {base}); reload and retry",
+                    count=count, base=base_seq,
+                ))
             return self._insert_events(game_id, base_seq, bodies, idem)
 
     def _insert_events(

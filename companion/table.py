@@ -21,6 +21,7 @@ import json
 import threading
 import unicodedata
 from collections.abc import Callable
+from typing import Any
 
 from companion.amerigo import Game
 from companion.amerigo.events import parse_event
@@ -29,6 +30,7 @@ from companion.errors import NeedsConfirmation, TableError
 from companion.hub import Hub
 from companion.recovery import load_game
 from companion.store import SeqConflict, Store
+from companion.text import Msg
 
 __all__ = ["COMMAND_TYPES", "GameTable", "KeyReused", "NeedsConfirmation", "TableError"]
 
@@ -59,16 +61,18 @@ class KeyReused(TableError):
     """An idempotency key sent again with another request than the one it was first used for."""
 
 
-def _text(value: object, what: str, most: int) -> str:
+def _text(value: object, what: Msg, most: int) -> str:
     """Stripped text of at most ``most`` characters, without control or invisible format
     characters (which would make two names look alike or break a screen's layout)."""
     if not isinstance(value, str):
-        raise TableError(f"{what} must be a text")
+        raise TableError("{what} must be a text", what=what)
     value = value.strip()
     if len(value) > most:
-        raise TableError(f"{what} is at most {most} characters: {value[:most]!r}...")
+        raise TableError("{what} is at most {most} characters: {value}...", what=what, most=most,
+                         value=repr(value[:most]))
     if any(unicodedata.category(ch)[0] == "C" for ch in value):
-        raise TableError(f"{what} {value!r} holds a control or invisible character")
+        raise TableError("{what} {value} holds a control or invisible character", what=what,
+                         value=repr(value))
     return value
 
 
@@ -76,14 +80,14 @@ def seat_names(players: object) -> list[str]:
     """The players' names as given, checked: texts, not blank, unique ignoring case."""
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise TableError("players must be a list of names")
-    names = [_text(p, "a player's name", NAME_MAX) for p in players]
+    names = [_text(p, Msg("a player's name"), NAME_MAX) for p in players]
     names = [n for n in names if n]
     seen: dict[str, str] = {}
     for name in names:
         folded = unicodedata.normalize("NFKC", name).casefold()
         if folded in seen:
-            raise TableError(f"two players are called {seen[folded]!r} and {name!r}: "
-                             "names must differ (ignoring capitals)")
+            raise TableError("two players are called '{one}' and '{other}': names must differ "
+                             "(ignoring capitals)", one=seen[folded], other=name)
         seen[folded] = name
     return names
 
@@ -181,7 +185,7 @@ class GameTable:
         (the text as stored, so even a log that no longer loads can be taken away)."""
         rows = self._store.event_rows(game_id)
         if not rows:
-            raise TableError(f"there is no game {game_id}")
+            raise TableError("there is no game {game}", game=game_id)
         return "".join(body + "\n" for _, body in rows)
 
     def games(self) -> list[dict]:
@@ -231,7 +235,7 @@ class GameTable:
         """Start a game: created and seated in one transaction, so a half-made game is never
         stored. ``key``: the request's idempotency key (a repeat gets the first answer)."""
         players = seat_names(players)
-        name = _text("" if name is None else name, "the game's name", TITLE_MAX)
+        name = _text("" if name is None else name, Msg("the game's name"), TITLE_MAX)
         created: dict = {"v": 1, "type": "game_created"}
         if name:
             created["name"] = name
@@ -248,7 +252,7 @@ class GameTable:
             try:
                 game_id = self._store.create_game(name, game.events, idem)
             except ValueError as exc:
-                raise TableError(f"this game cannot be stored: {exc}") from None
+                raise TableError("this game cannot be stored: {reason}", reason=str(exc)) from None
             self._cached = (game_id, len(game), game)
             snapshot = self._snapshot(game_id, game)
         self._announce(snapshot)
@@ -275,9 +279,8 @@ class GameTable:
             raise TableError("a command must be a JSON object")
         kind = command.get("type")
         if not isinstance(kind, str) or kind not in COMMAND_TYPES:
-            raise TableError(
-                f"unknown command type {kind!r}; one of {', '.join(sorted(COMMAND_TYPES))}"
-            )
+            raise TableError("unknown command type {kind}; one of {types}", kind=repr(kind),
+                             types=", ".join(sorted(COMMAND_TYPES)))
         idem = (
             (key, fingerprint("command", game_id, command, reading_id, confirmed)) if key else None
         )
@@ -286,13 +289,13 @@ class GameTable:
             if first is not None:
                 return first
             if game_id != self.current_id():
-                raise TableError(f"game {game_id} is not the game at the table")
+                raise TableError("game {game} is not the game at the table", game=game_id)
             game = self._load(game_id)
             if base != len(game):
-                raise SeqConflict(
-                    f"the game moved on ({len(game)} events, you saw {base}); "
-                    "the screen has been refreshed, please try again"
-                )
+                raise SeqConflict(Msg(
+                    "the game moved on ({count} events, you saw {base}); "
+                    "the screen has been refreshed, please try again", count=len(game), base=base,
+                ))
             if kind in (SETUP, PHASE):
                 self._check_drop(game_id, game, command, reading_id, confirmed)
             after = game.copy()
@@ -300,7 +303,8 @@ class GameTable:
             try:
                 self._store.append_events(game_id, base, [event], idem)
             except ValueError as exc:
-                raise TableError(f"this command cannot be stored: {exc}") from None
+                raise TableError("this command cannot be stored: {reason}",
+                                 reason=str(exc)) from None
             self._cached = (game_id, len(after), after)
             snapshot = self._snapshot(game_id, after)
         self._announce(snapshot)
@@ -360,7 +364,8 @@ class GameTable:
         if kind is None:
             expects = snapshot["state"]["expects"]
             raise TableError(
-                f"the game does not wait for a tray reading now (it expects {expects})"
+                "the game does not wait for a tray reading now (it expects {expects})",
+                expects=expects,
             )
         return self.command(
             snapshot["id"], snapshot["seq"], {"type": kind, "tray": counts}, reading_id=reading_id

@@ -266,11 +266,15 @@ class Device:
             frame.image, calibration=self.session.calibration, detector=self.detector
         ).total
         if seen and not confirmed:
+            if seen == 1:
+                raise NeedsConfirmation(
+                    "The camera sees {n} cube in the tray. A picture with cubes in it spoils "
+                    "every later reading: empty the tray and calibrate again. Keep this picture "
+                    "as the empty tray anyway?", n=seen)
             raise NeedsConfirmation(
-                f"The camera sees {seen} cube{'s' if seen != 1 else ''} in the tray. A picture "
-                "with cubes in it spoils every later reading: empty the tray and calibrate "
-                "again. Keep this picture as the empty tray anyway?"
-            )
+                "The camera sees {n} cubes in the tray. A picture with cubes in it spoils every "
+                "later reading: empty the tray and calibrate again. Keep this picture as the "
+                "empty tray anyway?", n=seen)
         path = self._use_as_empty(frame.image)
         log.info("empty-tray reference saved to %s (%d cubes seen without it)", path, seen)
         result = {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}

@@ -83,13 +83,13 @@ def create_app(
 
     @app.errorhandler(BadInput)
     def bad_input(exc: BadInput):
-        return jsonify(error=str(exc), kind="BadInput"), 400
+        return jsonify(error=exc.msg, kind="BadInput"), 400
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
         """Werkzeug's refusals (no such page, too big, wrong method) in words, as JSON."""
         if exc.code == 413:
-            message = f"the request is too big (at most {MAX_BODY_BYTES // 1024} KiB)"
+            message = Msg("the request is too big (at most {n} KiB)", n=MAX_BODY_BYTES // 1024)
         else:
             message = f"{exc.name}: {exc.description}"
         response = jsonify(error=message, kind=type(exc).__name__)

@@ -36,15 +36,15 @@ def game_blueprint(table: GameTable) -> Blueprint:
     @api.errorhandler(TableError)
     def table_error(exc: TableError):
         status = 422 if isinstance(exc, KeyReused) else 400
-        return jsonify(error=str(exc), kind=type(exc).__name__), status
+        return jsonify(error=exc.msg, kind=type(exc).__name__), status
 
     @api.errorhandler(RulesError)
     def rules_error(exc: RulesError):
-        return jsonify(error=str(exc), kind=type(exc).__name__), 400
+        return jsonify(error=exc.msg, kind=type(exc).__name__), 400
 
     @api.errorhandler(SeqConflict)
     def conflict(exc: SeqConflict):
-        return jsonify(error=str(exc), game=table.snapshot()), 409
+        return jsonify(error=exc.msg, game=table.snapshot()), 409
 
     @api.get("/api/game")
     def current_game():
@@ -73,7 +73,7 @@ def game_blueprint(table: GameTable) -> Blueprint:
         try:
             lines = table.log_text(game_id)
         except TableError as exc:
-            return jsonify(error=str(exc), kind="TableError"), 404
+            return jsonify(error=exc.msg, kind="TableError"), 404
         response = Response(lines, mimetype="application/x-ndjson")
         response.headers["Content-Disposition"] = (
             f'attachment; filename="cubetower-game-{game_id}.jsonl"'

@@ -14,6 +14,9 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
+from typing import Any
+
+from companion.text import Msg
 
 MAX_BODY_BYTES = 64 * 1024  # a command is well under 1 KiB; a game's settings a few
 MAX_DEPTH = 8  # the deepest request (final scoring's per-player inputs) nests 4
@@ -21,11 +24,16 @@ MAX_TEXT = 500  # characters in any one text or field name (a note is the longes
 MAX_NUMBER = 2**53 - 1  # larger whole numbers lose digits in a phone's JavaScript
 KEY_PATTERN = re.compile(r"[\x21-\x7e]{16,128}")
 
-_TOO_DEEP = f"the request nests lists or objects more than {MAX_DEPTH} deep"
+_TOO_DEEP = Msg("the request nests lists or objects more than {n} deep", n=MAX_DEPTH)
 
 
 class BadInput(ValueError):
-    """A request that is not what the endpoint takes; the message says what is wrong."""
+    """A request that is not what the endpoint takes; the message (a ``Msg``, said in the
+    phone's language) says what is wrong."""
+
+    def __init__(self, message: str | Msg, /, **args: Any) -> None:
+        self.msg = message if isinstance(message, Msg) else Msg(message, **args)
+        super().__init__(str(self.msg))
 
 
 def json_body(data: bytes, mimetype: str, fields: frozenset[str]) -> dict:
@@ -33,7 +41,7 @@ def json_body(data: bytes, mimetype: str, fields: frozenset[str]) -> dict:
     if mimetype != "application/json":
         raise BadInput("send a JSON object (Content-Type: application/json)")
     if len(data) > MAX_BODY_BYTES:
-        raise BadInput(f"the request is too big (at most {MAX_BODY_BYTES // 1024} KiB)")
+        raise BadInput("the request is too big (at most {n} KiB)", n=MAX_BODY_BYTES // 1024)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -50,28 +58,28 @@ def json_body(data: bytes, mimetype: str, fields: frozenset[str]) -> dict:
     except RecursionError:  # the decoder's own guard, far deeper than MAX_DEPTH
         raise BadInput(_TOO_DEEP) from None
     except ValueError as exc:  # JSONDecodeError, or a number with thousands of digits
-        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise BadInput(f"the request is not valid JSON{where}") from None
+        if isinstance(exc, json.JSONDecodeError):
+            raise BadInput("the request is not valid JSON at column {column}",
+                           column=exc.colno) from None
+        raise BadInput("the request is not valid JSON") from None
     if not isinstance(body, dict):
-        raise BadInput("send a JSON object ({...}), not a list or a single value")
+        raise BadInput("send a JSON object ({{...}}), not a list or a single value")
     unknown = sorted(set(body) - fields)
     if unknown:
-        raise BadInput(
-            f"unknown field(s) {', '.join(map(repr, unknown))}; this request takes "
-            + ", ".join(sorted(fields))
-        )
+        raise BadInput("unknown field(s) {unknown}; this request takes {fields}",
+                       unknown=", ".join(map(repr, unknown)), fields=", ".join(sorted(fields)))
     _check_values(body)
     return body
 
 
 def _no_constant(name: str) -> float:
-    raise BadInput(f"{name} is not a number this device takes (JSON has no {name})")
+    raise BadInput("{name} is not a number this device takes (JSON has no {name})", name=name)
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise BadInput(f"the number {text[:20]} is too large")
+        raise BadInput("the number {number} is too large", number=text[:20])
     return value
 
 
@@ -79,7 +87,7 @@ def _no_twice(pairs: list[tuple[str, object]]) -> dict:
     body = dict(pairs)
     if len(body) != len(pairs):
         twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
-        raise BadInput(f"the field {twice!r} is given twice")
+        raise BadInput("the field '{field}' is given twice", field=twice)
     return body
 
 
@@ -92,24 +100,25 @@ def _check_values(body: object) -> None:
             raise BadInput(_TOO_DEEP)
         if isinstance(value, Mapping):
             for key in value:
-                check_text(key, "a field name")
+                check_text(key, Msg("a field name"))
             stack.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list):
             stack.extend((v, depth + 1) for v in value)
         elif isinstance(value, str):
-            check_text(value, "a text")
+            check_text(value, Msg("a text"))
         elif isinstance(value, int | float) and abs(value) > MAX_NUMBER:
-            raise BadInput(f"the number {str(value)[:20]} is too large")
+            raise BadInput("the number {number} is too large", number=str(value)[:20])
 
 
-def check_text(value: str, what: str) -> None:
+def check_text(value: str, what: Msg) -> None:
     """At most MAX_TEXT characters; no control characters except line breaks and tabs, and no
     unpaired surrogates (which cannot even be stored as UTF-8)."""
     if len(value) > MAX_TEXT:
-        raise BadInput(f"{what} is longer than {MAX_TEXT} characters")
+        raise BadInput("{what} is longer than {n} characters", what=what, n=MAX_TEXT)
     for ch in value:
         if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cs"):
-            raise BadInput(f"{what} holds a control character ({ch!a})")
+            raise BadInput("{what} holds a control character ({char})", what=what,
+                           char=ascii(ch))
 
 
 def query_int(args: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
@@ -118,7 +127,8 @@ def query_int(args: Mapping[str, str], name: str, default: int, lo: int, hi: int
     if raw is None:
         return default
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 9 and lo <= int(raw) <= hi):
-        raise BadInput(f"{name} must be a whole number from {lo} to {hi}")
+        raise BadInput("{name} must be a whole number from {lo} to {hi}", name=name, lo=lo,
+                       hi=hi)
     return int(raw)
 
 
