@@ -21,7 +21,6 @@ import json
 import threading
 import unicodedata
 from collections.abc import Callable
-from typing import Any
 
 from companion.amerigo import Game
 from companion.amerigo.events import parse_event

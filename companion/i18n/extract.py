@@ -28,7 +28,7 @@ SOURCES = ("companion", "firmware")
 REFUSALS = (
     "Msg", "RulesError", "MalformedEvent", "UnknownPlayer", "WrongStage", "OutOfTurn",
     "NotOnOffer", "NotEnough", "LimitReached", "NothingToUndo", "TableError", "SeqConflict",
-    "KeyReused", "BadInput",
+    "KeyReused", "BadInput", "NeedsConfirmation", "StaleReading",
 )
 
 

@@ -3,11 +3,11 @@
 "use strict";
 
 const CT = window.CT;
-const { COLOURS } = CT;
+const { COLOURS, t, tn, colourName } = CT;
 const $ = (id) => document.getElementById(id);
 const STATUS_TEXT = {
-  starting: "starting", waiting: "waiting for cubes", settling: "cubes moving…",
-  read: "tray read", uncertain: "please check", error: "problem", offline: "reconnecting…",
+  starting: t("starting"), waiting: t("waiting for cubes"), settling: t("cubes moving…"),
+  read: t("tray read"), uncertain: t("please check"), error: t("problem"), offline: t("reconnecting…"),
 };
 
 function timeOf(unixSeconds) {
@@ -15,9 +15,10 @@ function timeOf(unixSeconds) {
 }
 
 function summary(tray) {
-  if (tray.error) return `could not read: ${tray.error}`;
-  const parts = COLOURS.filter((c) => tray.counts[c] > 0).map((c) => `${tray.counts[c]} ${c}`);
-  return parts.length ? parts.join(", ") : "empty tray";
+  if (tray.error) return t("could not read: {error}", { error: tray.error });
+  const parts = COLOURS.filter((c) => tray.counts[c] > 0)
+    .map((c) => t("{n} {colour}", { n: tray.counts[c], colour: colourName(c) }));
+  return parts.length ? parts.join(", ") : t("empty tray");
 }
 
 function showTray(tray) {
@@ -28,10 +29,10 @@ function showTray(tray) {
     document.querySelector(`[data-count="${colour}"]`).textContent = n;
     document.querySelector(`.count[data-colour="${colour}"]`).classList.toggle("zero", n === 0);
   }
-  $("actions").textContent = tray.actions.length ? tray.actions.join(", ") : "—";
+  $("actions").textContent = tray.actions.length ? tray.actions.map(colourName).join(", ") : "—";
   $("ap").textContent = tray.ap;
   $("gold").textContent = tray.gold;
-  $("total-note").textContent = tray.total ? `(${tray.total} cubes ÷ 3, rounded up)` : "";
+  $("total-note").textContent = tray.total ? t("({n} cubes ÷ 3, rounded up)", { n: tray.total }) : "";
   const picture = $("tray-picture");
   if (tray.picture) {
     picture.src = tray.picture;
@@ -39,12 +40,13 @@ function showTray(tray) {
   } else {
     picture.hidden = true;
   }
-  $("tray-caption").textContent = tray.frame_id
-    ? `Read at ${timeOf(tray.read_at)}${tray.ms != null ? ` in ${Math.round(tray.ms)} ms` : ""}`
-    : "Waiting for the first reading…";
+  $("tray-caption").textContent = !tray.frame_id ? t("Waiting for the first reading…")
+    : tray.ms != null ? t("Read at {time} in {ms} ms", { time: timeOf(tray.read_at), ms: Math.round(tray.ms) })
+    : t("Read at {time}", { time: timeOf(tray.read_at) });
   const alert = $("tray-alert");
-  const problems = tray.error ? [`The last picture could not be read: ${tray.error}`]
-    : tray.uncertain ? ["Please check the tray: " + (CT.fewWarnings(tray.warnings) || "some cubes are unclear")]
+  const problems = tray.error ? [t("The last picture could not be read: {error}", { error: tray.error })]
+    : tray.uncertain ? [t("Please check the tray: {warnings}",
+      { warnings: CT.fewWarnings(tray.warnings) || t("some cubes are unclear") })]
     : [];
   alert.textContent = problems.join(" ");
   alert.hidden = problems.length === 0;
@@ -53,7 +55,7 @@ function showTray(tray) {
 function addHistory(tray, atTop) {
   if (!tray.frame_id) return;
   const li = document.createElement("li");
-  li.textContent = `${timeOf(tray.read_at)}: ${summary(tray)}`;
+  li.textContent = t("{time}: {summary}", { time: timeOf(tray.read_at), summary: summary(tray) });
   if (tray.error) li.className = "err";
   const list = $("history");
   if (atTop) list.prepend(li); else list.append(li);
@@ -95,7 +97,7 @@ function connect() {
     addHistory(tray, true);
   });
   source.addEventListener("status", (e) => showStatus(JSON.parse(e.data)));
-  source.onerror = () => showStatus({ state: "offline", message: "lost the connection to the device" });
+  source.onerror = () => showStatus({ state: "offline", message: t("lost the connection to the device") });
 }
 
 $("read-now").addEventListener("click", async () => {
@@ -119,8 +121,8 @@ async function calibrate(confirmed) {
   });
   const body = await response.json().catch(() => ({}));
   if (response.status === 409 && body.confirm && !confirmed) {
-    if (await CT.ask(body.confirm, "Keep it anyway", "No, I will empty the tray")) return calibrate(true);
-    return { response, body: { error: "empty the tray, then calibrate again" } };
+    if (await CT.ask(body.confirm, t("Keep it anyway"), t("No, I will empty the tray"))) return calibrate(true);
+    return { response, body: { error: t("empty the tray, then calibrate again") } };
   }
   return { response, body };
 }
@@ -129,16 +131,18 @@ $("calibrate").addEventListener("click", async () => {
   const button = $("calibrate");
   const result = $("calibrate-result");
   button.disabled = true;
-  result.textContent = "Calibrating…";
+  result.textContent = t("Calibrating…");
   try {
     const { response, body } = await calibrate(false);
     if (!response.ok) {
-      result.textContent = `Not calibrated: ${body.error || response.statusText}`;
+      result.textContent = t("Not calibrated: {error}", { error: body.error || response.statusText });
     } else if (body.cubes_seen > 0) {
-      result.textContent = `Saved. The counter saw ${body.cubes_seen} cube(s) in that picture: ` +
-        "if the tray was not really empty, empty it and calibrate again.";
+      result.textContent = tn(
+        "Saved. The counter saw {n} cube in that picture: if the tray was not really empty, empty it and calibrate again.",
+        "Saved. The counter saw {n} cubes in that picture: if the tray was not really empty, empty it and calibrate again.",
+        body.cubes_seen);
     } else {
-      result.textContent = "Saved: the empty tray is the new reference.";
+      result.textContent = t("Saved: the empty tray is the new reference.");
     }
   } finally {
     button.disabled = false;

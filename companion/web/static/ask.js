@@ -18,8 +18,8 @@ window.CT = window.CT || {};
   CT.ask = function ask(question, yesText, noText) {
     if (pending) { const done = pending; pending = null; done(false); } // a newer question wins
     document.getElementById("ask-text").textContent = question;
-    document.getElementById("ask-yes").textContent = yesText || "Yes";
-    document.getElementById("ask-no").textContent = noText || "No";
+    document.getElementById("ask-yes").textContent = yesText || CT.t("Yes");
+    document.getElementById("ask-no").textContent = noText || CT.t("No");
     return new Promise((resolve) => {
       pending = resolve; // an open dialog just gets the newer question
       if (!dialog.open) { dialog.returnValue = ""; dialog.showModal(); }

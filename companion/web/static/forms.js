@@ -36,7 +36,7 @@ window.CT = window.CT || {};
   CT.fewWarnings = function fewWarnings(warnings) {
     const unique = [...new Set((warnings || []).map((w) => String(w).trim()).filter(Boolean))];
     const more = unique.length - 2;
-    return unique.slice(0, 2).join("; ") + (more > 0 ? ` (and ${more} more on the picture)` : "");
+    return unique.slice(0, 2).join("; ") + (more > 0 ? ` ${t("(and {n} more on the picture)", { n: more })}` : "");
   };
 
   CT.swatch = (colour) => el("span", { class: `swatch ${colour}`, "aria-hidden": "true" });

@@ -5,13 +5,13 @@
 
 window.CT = window.CT || {};
 (function (CT) {
-  const { el, COLOURS } = CT;
+  const { el, COLOURS, t, tn, colourName } = CT;
   const $ = (id) => document.getElementById(id);
   const READINGS = ["tray_read", "setup_drop_read", "bump_read"];
   const STAGE_TITLE = {
-    new: "New game", seating: "Seating", setup: "Set-up", tray: "Drop the cubes",
-    actions: "Actions", round_end: "End of the round", pirate: "Pirates", final: "Final scoring",
-    over: "Game over",
+    new: t("New game"), seating: t("Seating"), setup: t("Set-up"), tray: t("Drop the cubes"),
+    actions: t("Actions"), round_end: t("End of the round"), pirate: t("Pirates"), final: t("Final scoring"),
+    over: t("Game over"),
   };
 
   let shown = null; // the GAME this phone shows
@@ -103,16 +103,16 @@ window.CT = window.CT || {};
       if (response.status === 409 && data.game) {
         setBusy(false);
         render(data.game, true);
-        notice(`Another phone changed the game first, so nothing was sent. Check the screen and press again. (${data.error})`);
+        notice(t("Another phone changed the game first, so nothing was sent. Check the screen and press again. ({error})", { error: data.error }));
         return null;
       }
       setBusy(false);
-      refuse(near, data.error || `refused (${response.status})`);
+      refuse(near, data.error || t("refused ({status})", { status: response.status }));
       if (!data.kind && shown && shown.id !== null) refresh(); // not the rules: maybe a new game
       return null;
     } catch (err) {
       setBusy(false);
-      refuse(near, `Could not reach the device: ${err.message}`);
+      refuse(near, t("Could not reach the device: {error}", { error: err.message }));
       return null;
     } finally {
       if (busy) setBusy(false);
@@ -136,8 +136,8 @@ window.CT = window.CT || {};
   CT.post = post;
 
   // --- the "what now" card ---------------------------------------------------------------
-  function colourName(colour) {
-    return el("span", { class: "colour-name" }, CT.swatch(colour), ` ${colour}`);
+  function colourLabel(colour) {
+    return el("span", { class: "colour-name" }, CT.swatch(colour), ` ${colourName(colour)}`);
   }
 
   function panel(title, ...children) {
@@ -177,14 +177,14 @@ window.CT = window.CT || {};
     let i = COLOURS.indexOf(state.phase);
     let round = state.round;
     const skipped = state.skipped_phases || [];
-    if (i < 0) return "the set-up drop";
+    if (i < 0) return t("the set-up drop");
     for (;;) {
       i -= 1;
       if (i < 0) { i = COLOURS.length - 1; round -= 1; }
-      if (round < 1) return "the set-up drop";
+      if (round < 1) return t("the set-up drop");
       const colour = COLOURS[i];
       if (!skipped.some((s) => s.round === round && s.phase === colour && s.why === "storage empty")) {
-        return `the ${colour} phase began`;
+        return t("the {colour} phase began", { colour: colourName(colour) });
       }
     }
   }
@@ -204,22 +204,22 @@ window.CT = window.CT || {};
     for (const button of document.querySelectorAll("button.use-reading")) setOff(button, !usableReading(tray));
     const counts = el("ul", { class: "mini-counts" },
       COLOURS.filter((c) => (tray.counts[c] || 0) > 0).map((c) =>
-        el("li", {}, CT.swatch(c), ` ${tray.counts[c]} ${c}`)));
+        el("li", {}, CT.swatch(c), ` ${t("{n} {colour}", { n: tray.counts[c], colour: colourName(c) })}`)));
     const parts = [];
-    if (!tray.frame_id) parts.push(el("p", { class: "muted", text: "No tray reading yet." }));
+    if (!tray.frame_id) parts.push(el("p", { class: "muted", text: t("No tray reading yet.") }));
     else {
-      parts.push(el("p", { class: "muted", text: `Latest reading: ${tray.total} cube${tray.total === 1 ? "" : "s"}` }));
+      parts.push(el("p", { class: "muted", text: tn("Latest reading: {n} cube", "Latest reading: {n} cubes", tray.total) }));
       if (tray.total) parts.push(counts);
     }
     const state = shown && shown.state ? shown.state : {};
     if (goodReading(tray) && staleReading(tray)) {
       parts.push(el("p", { class: "alert used", text: state.stage === "tray"
-        ? `This reading is from before ${previousDrop(state)}, so it may be that drop: drop the ${state.phase} cubes and wait for the new reading (or enter the counts by hand).`
-        : "This reading was taken before the game was started: is it the set-up drop?" }));
+        ? t("This reading is from before {drop}, so it may be that drop: drop the {colour} cubes and wait for the new reading (or enter the counts by hand).", { drop: previousDrop(state), colour: colourName(state.phase) })
+        : t("This reading was taken before the game was started: is it the set-up drop?") }));
     }
-    if (tray.error) parts.push(el("p", { class: "alert", text: `The last picture could not be read: ${tray.error}` }));
+    if (tray.error) parts.push(el("p", { class: "alert", text: t("The last picture could not be read: {error}", { error: tray.error }) }));
     else if (tray.uncertain) {
-      parts.push(el("p", { class: "alert", text: `Please check the counts: ${CT.fewWarnings(tray.warnings) || "some cubes are unclear"}` }));
+      parts.push(el("p", { class: "alert", text: t("Please check the counts: {warnings}", { warnings: CT.fewWarnings(tray.warnings) || t("some cubes are unclear") }) }));
     }
     box.replaceChildren(...parts);
   }
@@ -229,22 +229,22 @@ window.CT = window.CT || {};
     if (box) fillReading(box);
   };
 
-  function readingPanel(title, intro, kind, useText, bounds) {
+  function readingPanel(title, intro, kind, useText, countsText, bounds) {
     const holder = el("div", { class: "form-holder" });
     const use = bigButton(useText, (e) => {
       const tray = trayNow();
-      if (!goodReading(tray)) { refuse(e.currentTarget, "There is no good tray reading to use: read the tray or enter the counts by hand."); return; }
+      if (!goodReading(tray)) { refuse(e.currentTarget, t("There is no good tray reading to use: read the tray or enter the counts by hand.")); return; }
       send({ type: kind, tray: tray.counts }, e.currentTarget, { reading: tray.id });
     }, "primary use-reading");
     setOff(use, !usableReading(trayNow()));
     const edit = el("button", {
-      type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? "Enter counts by hand" : "Edit the counts first",
-      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, useText.replace(/Use this (tray )?reading/, "Use these counts"),
+      type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? t("Enter counts by hand") : t("Edit the counts first"),
+      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, countsText,
         (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren(), bounds)),
     });
     // "Nothing fell": the players' own word that the phase has no cubes (the device asks first)
     const nothing = kind === "tray_read" ? el("button", {
-      type: "button", class: "cmd secondary nothing-fell", text: "Nothing fell",
+      type: "button", class: "cmd secondary nothing-fell", text: t("Nothing fell"),
       onclick: (e) => send({ type: kind, tray: Object.fromEntries(COLOURS.map((c) => [c, 0])) }, e.currentTarget),
     }) : null;
     return panel(title, intro ? el("p", { text: intro }) : null, readingSummary(),
@@ -252,19 +252,19 @@ window.CT = window.CT || {};
   }
 
   function pirateCard(state) {
-    const input = CT.numberInput({ max: 20, "aria-label": "pirate marker value", id: "pirate-value", class: "pirate-value" });
-    const button = el("button", { type: "submit", class: "cmd primary", text: "Reveal this pirate marker" });
+    const input = CT.numberInput({ max: 20, "aria-label": t("pirate marker value"), id: "pirate-value", class: "pirate-value" });
+    const button = el("button", { type: "submit", class: "cmd primary", text: t("Reveal this pirate marker") });
     const form = el("form", { class: "pirate-form" },
-      CT.field("Number on the pirate marker just turned face up", input), el("div", { class: "button-row" }, button));
+      CT.field(t("Number on the pirate marker just turned face up"), input), el("div", { class: "button-row" }, button));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       const value = CT.intOf(input);
-      if (value === null) { refuse(button, "Enter the number printed on the marker."); return; }
+      if (value === null) { refuse(button, t("Enter the number printed on the marker.")); return; }
       send({ type: "pirate_revealed", value }, button);
     });
     const revealed = state.pirates.revealed || [];
-    return panel("Reveal a pirate marker",
-      el("p", { text: revealed.length ? `Revealed so far: ${revealed.join(", ")} (strength ${state.pirates.strength}).` : "No pirate marker revealed yet." }),
+    return panel(t("Reveal a pirate marker"),
+      el("p", { text: revealed.length ? t("Revealed so far: {values} (strength {strength}).", { values: revealed.join(", "), strength: state.pirates.strength }) : t("No pirate marker revealed yet.") }),
       form);
   }
 
@@ -273,11 +273,11 @@ window.CT = window.CT || {};
     if (!attack) return null;
     const rows = Object.entries(attack.players).map(([name, r]) => el("tr", {},
       el("th", { scope: "row", text: name }), el("td", { text: r.cannons_fired }),
-      el("td", { text: r.fought_off ? "fought off" : `−${r.vp_lost} VP` }), el("td", { text: r.gold ? `+${r.gold}` : "" })));
+      el("td", { text: r.fought_off ? t("fought off") : t("−{n} VP", { n: r.vp_lost }) }), el("td", { text: r.gold ? `+${r.gold}` : "" })));
     return el("div", { class: "attack" },
-      el("h3", { text: `Pirates in round ${attack.round}: strength ${attack.strength}` }),
+      el("h3", { text: t("Pirates in round {round}: strength {strength}", { round: attack.round, strength: attack.strength }) }),
       el("table", { class: "grid small" },
-        el("thead", {}, el("tr", {}, ["Player", "Cannons", "Result", "Gold"].map((h) => el("th", { scope: "col", text: h })))),
+        el("thead", {}, el("tr", {}, [t("Player"), t("Cannons"), t("Result"), t("Gold")].map((h) => el("th", { scope: "col", text: h })))),
         el("tbody", {}, rows)));
   }
 
@@ -290,18 +290,20 @@ window.CT = window.CT || {};
     const offer = state.offer || {};
     const choices = (opts ? opts.actions : []).map((action) => el("button", {
       type: "button", class: `cmd action-btn ${action.colour}`, dataset: { colour: action.colour, via: action.via },
-      "aria-label": `${action.name} (${action.colour}${action.via !== "tray" ? ` via ${action.via}` : ""}), ${action.ap} AP`,
+      "aria-label": action.via !== "tray"
+        ? t("{action} ({colour} via {via}), {ap} AP", { action: action.name, colour: colourName(action.colour), via: action.via === "white" ? colourName("white") : t("the green/red token"), ap: action.ap })
+        : t("{action} ({colour}), {ap} AP", { action: action.name, colour: colourName(action.colour), ap: action.ap }),
       onclick: () => openIn(holder, CT.actionForm(game, player, action,
         (command, button) => send(command, button), () => holder.replaceChildren())),
     }, CT.swatch(action.colour), el("span", { class: "action-name", text: action.name }),
-    action.via !== "tray" ? el("span", { class: "via", text: action.via === "white" ? "white cubes as joker" : "via green/red token" }) : null,
-    el("b", { class: "ap", text: `${action.ap} AP` })));
+    action.via !== "tray" ? el("span", { class: "via", text: action.via === "white" ? t("white cubes as joker") : t("via green/red token") }) : null,
+    el("b", { class: "ap", text: t("{n} AP", { n: action.ap }) })));
     const extras = [];
     if (opts) {
-      extras.push(bigButton(`Take ${opts.gold_instead} gold`, (e) =>
+      extras.push(bigButton(t("Take {n} gold", { n: opts.gold_instead }), (e) =>
         send({ type: "action", player, choice: "gold" }, e.currentTarget), "gold-instead"));
       if (opts.vp_instead !== null && opts.vp_instead !== undefined) {
-        extras.push(bigButton(`Take ${opts.vp_instead} VP`, (e) =>
+        extras.push(bigButton(t("Take {n} VP", { n: opts.vp_instead }), (e) =>
           send({ type: "action", player, choice: "vp" }, e.currentTarget), "vp-instead"));
       }
     }
@@ -309,10 +311,11 @@ window.CT = window.CT || {};
       el("li", { class: name === player ? "now" : (state.acted || []).includes(name) ? "done" : "" }, name)));
     const n = (offer.actions || []).length;
     return panel(null,
-      el("p", { class: "offer-line" }, colourName(state.phase),
-        ` phase: ${n} action${n === 1 ? "" : "s"} on offer, ${offer.ap} AP or ${offer.gold} gold.`),
-      el("p", { class: "offer-line muted" }, `${player} has ${me.gold} gold`
-        + (opts && opts.gold_to_buy_ap ? ` (may buy up to ${opts.gold_to_buy_ap} AP)` : "") + "."),
+      el("p", { class: "offer-line" }, colourLabel(state.phase),
+        ` ${tn("phase: {n} action on offer, {ap} AP or {gold} gold.", "phase: {n} actions on offer, {ap} AP or {gold} gold.", n, { ap: offer.ap, gold: offer.gold })}`),
+      el("p", { class: "offer-line muted" }, opts && opts.gold_to_buy_ap
+        ? t("{player} has {gold} gold (may buy up to {n} AP).", { player, gold: me.gold, n: opts.gold_to_buy_ap })
+        : t("{player} has {gold} gold.", { player, gold: me.gold })),
       order,
       el("div", { class: "choices" }, choices),
       el("div", { class: "button-row" }, extras),
@@ -329,18 +332,18 @@ window.CT = window.CT || {};
       const cells = [el("th", { scope: "row", text: p.name })];
       for (const [key, need] of [["progress_vp", needProgress], ["special_vp", needSpecial]]) {
         if (!need) continue;
-        const input = CT.numberInput({ "aria-label": `${p.name} ${key === "progress_vp" ? "progress track VP" : "special track VP"}`, class: key });
+        const input = CT.numberInput({ "aria-label": key === "progress_vp" ? t("{player} progress track VP", { player: p.name }) : t("{player} special track VP", { player: p.name }), class: key });
         inputs[p.name][key] = input;
         cells.push(el("td", {}, input));
       }
       return el("tr", {}, cells);
     });
-    const button = el("button", { type: "submit", class: "cmd primary", text: "Score the game" });
+    const button = el("button", { type: "submit", class: "cmd primary", text: t("Score the game") });
     const form = el("form", { class: "final-form" },
-      el("p", { text: "Enter the highest VP reached or passed on each player's tracks (from the player sheets)." }),
+      el("p", { text: t("Enter the highest VP reached or passed on each player's tracks (from the player sheets).") }),
       el("table", { class: "grid" },
-        el("thead", {}, el("tr", {}, el("th", { text: "Player" }),
-          needProgress ? el("th", { text: "Progress VP" }) : null, needSpecial ? el("th", { text: "Special VP" }) : null)),
+        el("thead", {}, el("tr", {}, el("th", { text: t("Player") }),
+          needProgress ? el("th", { text: t("Progress VP") }) : null, needSpecial ? el("th", { text: t("Special VP") }) : null)),
         el("tbody", {}, rows)),
       el("div", { class: "button-row" }, button));
     form.addEventListener("submit", (e) => {
@@ -360,7 +363,7 @@ window.CT = window.CT || {};
   function overCard(game) {
     const sheet = game.score_sheet;
     return panel(null,
-      el("p", { class: "winner", text: `${sheet.winner} wins!` }),
+      el("p", { class: "winner", text: t("{player} wins!", { player: sheet.winner }) }),
       el("ol", { class: "ranking" }, rankingItems(sheet)),
       tieNote(sheet));
   }
@@ -369,7 +372,7 @@ window.CT = window.CT || {};
   function rankingItems(sheet) {
     return sheet.ranking.map((r) => el("li", {
       value: r.place || undefined, class: `${r.player === sheet.winner ? "leader" : ""}${r.tied ? " tied" : ""}`,
-    }, `${r.player}: ${r.total} VP${r.tied ? " (tie)" : ""}`));
+    }, r.tied ? t("{player}: {n} VP (tie)", { player: r.player, n: r.total }) : t("{player}: {n} VP", { player: r.player, n: r.total })));
   }
   CT.rankingItems = rankingItems;
 
@@ -377,20 +380,22 @@ window.CT = window.CT || {};
   function tieNote(sheet) {
     if (!sheet.tie_break || !sheet.ranking.length) return null;
     const top = sheet.ranking.filter((r) => r.total === sheet.ranking[0].total).map((r) => r.player);
-    const verb = sheet.final ? "wins" : "would win";
-    return el("p", { class: "muted tie-break", text: `Tie between ${top.join(" and ")}: ${sheet.winner} ${verb}, being ahead in player order (the rulebook's tie-break).` });
+    const values = { players: top.join(" & "), player: sheet.winner };
+    return el("p", { class: "muted tie-break", text: sheet.final
+      ? t("Tie between {players}: {player} wins, being ahead in player order (the rulebook's tie-break).", values)
+      : t("Tie between {players}: {player} would win, being ahead in player order (the rulebook's tie-break).", values) });
   }
   CT.tieNote = tieNote;
 
   function nowTitle(state) {
     switch (state.stage) {
-      case "setup": return "Set up the game";
-      case "tray": return `Phase ${state.phase} (round ${state.round}): drop the cubes`;
-      case "actions": return `${state.turn}'s turn`;
-      case "round_end": return `End round ${state.round}: pirates attack (strength ${state.pirates.strength})`;
-      case "pirate": return `Round ${state.round} is over: reveal the next pirate marker`;
-      case "final": return "Final scoring";
-      case "over": return "Game over";
+      case "setup": return t("Set up the game");
+      case "tray": return t("Phase {colour} (round {round}): drop the cubes", { colour: colourName(state.phase), round: state.round });
+      case "actions": return t("{player}'s turn", { player: state.turn });
+      case "round_end": return t("End round {round}: pirates attack (strength {strength})", { round: state.round, strength: state.pirates.strength });
+      case "pirate": return t("Round {round} is over: reveal the next pirate marker", { round: state.round });
+      case "final": return t("Final scoring");
+      case "over": return t("Game over");
       default: return STAGE_TITLE[state.stage] || state.stage;
     }
   }
@@ -401,20 +406,22 @@ window.CT = window.CT || {};
     const out = [];
     if (state.stage === "setup") {
       if (expects.includes("setup_drop_read")) {
-        out.push(readingPanel("Drop all 49 cubes into the tower",
-          "Put all 49 cubes into the tower at once; the cubes that fall out go to the storage spaces.",
-          "setup_drop_read", "Use this tray reading", state.vision_bounds));
+        out.push(readingPanel(t("Drop all 49 cubes into the tower"),
+          t("Put all 49 cubes into the tower at once; the cubes that fall out go to the storage spaces."),
+          "setup_drop_read", t("Use this tray reading"), t("Use these counts"), state.vision_bounds));
       }
       if (expects.includes("pirate_revealed")) out.push(pirateCard(state));
     } else if (state.stage === "tray") {
-      out.push(readingPanel(null, `Drop the ${state.phase} storage cubes (and any cubes waiting in the tray) into the tower.`,
-        "tray_read", `Use this reading for the ${state.phase} phase`, state.vision_bounds));
+      const phase = colourName(state.phase);
+      out.push(readingPanel(null, t("Drop the {colour} storage cubes (and any cubes waiting in the tray) into the tower.", { colour: phase }),
+        "tray_read", t("Use this reading for the {colour} phase", { colour: phase }),
+        t("Use these counts for the {colour} phase", { colour: phase }), state.vision_bounds));
       out.push(bumpPanel());
     } else if (state.stage === "actions") {
       out.push(actionsCard(game));
     } else if (state.stage === "round_end") {
-      out.push(panel(null, el("p", { text: "After the white phase the pirates attack: cannons are fired, VP lost." }),
-        bigButton(`End round ${state.round}: pirates attack (strength ${state.pirates.strength})`,
+      out.push(panel(null, el("p", { text: t("After the white phase the pirates attack: cannons are fired, VP lost.") }),
+        bigButton(t("End round {round}: pirates attack (strength {strength})", { round: state.round, strength: state.pirates.strength }),
           (e) => send({ type: "round_ended" }, e.currentTarget), "primary end-round")));
     } else if (state.stage === "pirate") {
       out.push(attackResults(state));
@@ -425,7 +432,7 @@ window.CT = window.CT || {};
     } else if (state.stage === "over") {
       out.push(overCard(game));
     } else {
-      out.push(panel(null, el("p", { text: `The game expects ${state.expects}. Use Redo to bring back what was undone.` })));
+      out.push(panel(null, el("p", { text: t("The game expects {expects}. Use Redo to bring back what was undone.", { expects: state.expects }) })));
     }
     return out;
   }
@@ -434,8 +441,8 @@ window.CT = window.CT || {};
     const holder = el("div", { class: "form-holder" });
     const open = el("button", {
       type: "button", class: "secondary small bump",
-      text: "Cubes fell out early (bump)",
-      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, "Record the bumped cubes",
+      text: t("Cubes fell out early (bump)"),
+      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, t("Record the bumped cubes"),
         (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren(),
         shown && shown.state.vision_bounds)),
     });
@@ -450,25 +457,25 @@ window.CT = window.CT || {};
         out.push(el("button", {
           type: "button", class: "cmd secondary chest", dataset: { player: p.name },
           onclick: (e) => send({ type: "chest_cashed", player: p.name }, e.currentTarget),
-        }, `${p.name}: cash a treasure chest for 3 gold (${p.treasure_chests} left)`));
+        }, t("{player}: cash a treasure chest for 3 gold ({n} left)", { player: p.name, n: p.treasure_chests })));
       }
-      for (const t of p.progress_tokens || []) {
-        if ((t.name === "gold3" || t.name === "gold5") && !t.used) {
+      for (const tok of p.progress_tokens || []) {
+        if ((tok.name === "gold3" || tok.name === "gold5") && !tok.used) {
           out.push(el("button", {
-            type: "button", class: "cmd secondary token-used", dataset: { player: p.name, token: t.name },
-            onclick: (e) => send({ type: "token_used", player: p.name, token: t.name }, e.currentTarget),
-          }, `${p.name}: use ${t.name} (${t.name === "gold3" ? 3 : 5} gold now)`));
+            type: "button", class: "cmd secondary token-used", dataset: { player: p.name, token: tok.name },
+            onclick: (e) => send({ type: "token_used", player: p.name, token: tok.name }, e.currentTarget),
+          }, t("{player}: use {token} ({n} gold now)", { player: p.name, token: tok.name, n: tok.name === "gold3" ? 3 : 5 })));
         }
       }
     }
     if (!["new", "seating", "over", "tray"].includes(state.stage) && state.setup_drop_read) out.push(bumpPanel());
     out.push(el("p", {}, el("a", {
       href: `/api/game/${game.id}/events.jsonl`, class: "export", download: "",
-      text: "Download this game's log (for cubetower replay)",
+      text: t("Download this game's log (for cubetower replay)"),
     })));
     const holder = el("div", { class: "form-holder" });
     out.push(el("button", {
-      type: "button", class: "secondary new-game-open", text: "Start a new game…",
+      type: "button", class: "secondary new-game-open", text: t("Start a new game…"),
       onclick: () => { newGameOpen = true; holder.replaceChildren(newGameForm(() => { newGameOpen = false; holder.replaceChildren(); })); },
     }), holder);
     return out;
@@ -478,18 +485,18 @@ window.CT = window.CT || {};
   function newGameForm(onCancel) {
     const names = [1, 2, 3, 4].map((i) => el("input", {
       type: "text", class: "player-name", autocomplete: "off", maxlength: 24,
-      "aria-label": i === 1 ? "Player 1 (start player)" : `Player ${i}`,
-      placeholder: i === 1 ? "start player" : i <= 2 ? "name" : "name (optional)",
+      "aria-label": i === 1 ? t("Player 1 (start player)") : t("Player {n}", { n: i }),
+      placeholder: i === 1 ? t("start player") : i <= 2 ? t("name") : t("name (optional)"),
     }));
-    const gameName = el("input", { type: "text", id: CT.uid("gname"), class: "game-name", maxlength: 40, placeholder: "e.g. Friday" });
-    const button = el("button", { type: "submit", class: "cmd primary big", text: "Start the game" });
+    const gameName = el("input", { type: "text", id: CT.uid("gname"), class: "game-name", maxlength: 40, placeholder: t("e.g. Friday") });
+    const button = el("button", { type: "submit", class: "cmd primary big", text: t("Start the game") });
     const form = el("form", { class: "new-game" },
-      el("p", { text: "Players in player order: the start player first (2 to 4 players)." }),
+      el("p", { text: t("Players in player order: the start player first (2 to 4 players).") }),
       names.map((input, i) => el("div", { class: "field" },
-        el("label", { for: input.id = CT.uid("p"), text: i === 0 ? "Player 1 (start player)" : `Player ${i + 1}` }), input)),
-      el("div", { class: "field" }, el("label", { for: gameName.id, text: "Game name (optional)" }), gameName),
+        el("label", { for: input.id = CT.uid("p"), text: i === 0 ? t("Player 1 (start player)") : t("Player {n}", { n: i + 1 }) }), input)),
+      el("div", { class: "field" }, el("label", { for: gameName.id, text: t("Game name (optional)") }), gameName),
       el("div", { class: "button-row" }, button,
-        onCancel ? el("button", { type: "button", class: "secondary", text: "Cancel", onclick: onCancel }) : null));
+        onCancel ? el("button", { type: "button", class: "secondary", text: t("Cancel"), onclick: onCancel }) : null));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const players = names.map((n) => n.value.trim()).filter(Boolean);
@@ -497,9 +504,9 @@ window.CT = window.CT || {};
       if (gameName.value.trim()) body.name = gameName.value.trim();
       if (shown && shown.id !== null && shown.state.stage !== "over") {
         const name = shown.state.name ? `"${shown.state.name}"` : `Game ${shown.id}`;
-        const question = `Start a new game? ${name} (${nowTitle(shown.state)}) stays on the device: `
-          + "History lists it, to look at or resume.";
-        if (!await CT.ask(question, "Start the new game", "Keep playing")) return;
+        const question = t("Start a new game? {game} ({now}) stays on the device: History lists it, to look at or resume.",
+          { game: name, now: nowTitle(shown.state) });
+        if (!await CT.ask(question, t("Start the new game"), t("Keep playing"))) return;
       }
       const game = await post("/api/game", body, button);
       if (game) { newGameOpen = false; render(game, true); }
@@ -521,8 +528,10 @@ window.CT = window.CT || {};
       const h = history[i];
       if (!h.in_force) continue;
       if (h.type !== "undo") return null;
-      if (h.text.startsWith("Redo")) continue;
-      return h.text.replace(/^Undo #\d+: /, "");
+      // An undo names the event it took back (target); an undo of an undo is a redo.
+      const target = history.find((x) => x.n === h.target);
+      if (target && target.type === "undo") continue;
+      return target ? target.text : "";
     }
     return null;
   }
@@ -532,11 +541,11 @@ window.CT = window.CT || {};
     const undo = $("undo");
     const redo = $("redo");
     const seated = target && target.type === "players_seated";
-    undo.textContent = target && !seated ? `Undo: ${target.text}` : "Nothing to undo";
+    undo.textContent = target && !seated ? t("Undo: {what}", { what: target.text }) : t("Nothing to undo");
     setOff(undo, !target || seated);
     undo.dataset.target = target ? target.n : "";
     const again = redoText(game.history);
-    redo.textContent = again ? `Redo: ${again}` : "Nothing to redo";
+    redo.textContent = again !== null ? t("Redo: {what}", { what: again }) : t("Nothing to redo");
     setOff(redo, !again);
   }
 
@@ -551,9 +560,9 @@ window.CT = window.CT || {};
       document.querySelector(`[data-space="${c}"]`).textContent = cubes.action_space[c] || 0;
       document.querySelector(`#tower tr[data-colour="${c}"]`).classList.toggle("zero", !cubes.tower[c]);
     }
-    const waiting = COLOURS.filter((c) => cubes.tray[c]).map((c) => `${cubes.tray[c]} ${c}`);
-    $("tower-total").textContent = `${cubes.inside_tower_total} cubes inside the tower.`
-      + (waiting.length ? ` Waiting in the tray for the next drop: ${waiting.join(", ")}.` : "");
+    const waiting = COLOURS.filter((c) => cubes.tray[c]).map((c) => t("{n} {colour}", { n: cubes.tray[c], colour: colourName(c) }));
+    $("tower-total").textContent = tn("{n} cube inside the tower.", "{n} cubes inside the tower.", cubes.inside_tower_total)
+      + (waiting.length ? ` ${t("Waiting in the tray for the next drop: {cubes}.", { cubes: waiting.join(", ") })}` : "");
   }
 
   function gridTable(table, players, rows, turn) {
@@ -574,8 +583,8 @@ window.CT = window.CT || {};
     const ps = players.map((n) => byName[n]);
     const tokens = (p) => {
       const list = el("span", { class: "tokens" });
-      for (const t of p.progress_tokens) {
-        list.append(el(t.used ? "s" : "span", { class: "token", text: t.name, title: CT.TOKEN_TEXT[t.name] || t.name }));
+      for (const tok of p.progress_tokens) {
+        list.append(el(tok.used ? "s" : "span", { class: "token", text: tok.name, title: CT.TOKEN_TEXT[tok.name] || tok.name }));
       }
       if (!p.progress_tokens.length) list.textContent = "—";
       return list;
@@ -585,37 +594,37 @@ window.CT = window.CT || {};
       return islands.length ? `${p.trading_posts_total} (${islands.join(", ")})` : "0";
     };
     gridTable($("players"), players, [
-      ["VP", (i) => ps[i].vp, "vp"],
-      ["Gold", (i) => ps[i].gold, "gold"],
-      ["Cannons", (i) => ps[i].cannons],
-      ["Trading posts", (i) => posts(ps[i]), "posts"],
-      ["Progress", (i) => `${ps[i].progress}${ps[i].progress_at_end ? " (end)" : ""}`],
-      ["Special track", (i) => `${ps[i].special_track}${ps[i].special_at_end ? " (end)" : ""}`],
-      ["Chests", (i) => ps[i].treasure_chests],
-      ["Tokens", (i) => tokens(ps[i]), "tokens"],
+      [t("VP"), (i) => ps[i].vp, "vp"],
+      [t("Gold"), (i) => ps[i].gold, "gold"],
+      [t("Cannons"), (i) => ps[i].cannons],
+      [t("Trading posts"), (i) => posts(ps[i]), "posts"],
+      [t("Progress"), (i) => `${ps[i].progress}${ps[i].progress_at_end ? ` ${t("(end)")}` : ""}`],
+      [t("Special track"), (i) => `${ps[i].special_track}${ps[i].special_at_end ? ` ${t("(end)")}` : ""}`],
+      [t("Chests"), (i) => ps[i].treasure_chests],
+      [t("Tokens"), (i) => tokens(ps[i]), "tokens"],
     ], state.turn);
     const islands = Object.entries(state.islands || {}).map(([name, isl]) =>
-      `${name}${isl.big ? " (big)" : ""}${isl.completed ? " ✓" : ""}: ${Object.entries(isl.posts).map(([p, n]) => `${p} ${n}`).join(", ") || "no posts"}`);
-    $("islands").textContent = islands.length ? `Islands: ${islands.join(" · ")}` : "";
+      `${name}${isl.big ? ` ${t("(big)")}` : ""}${isl.completed ? " ✓" : ""}: ${Object.entries(isl.posts).map(([p, n]) => `${p} ${n}`).join(", ") || t("no posts")}`);
+    $("islands").textContent = islands.length ? t("Islands: {islands}", { islands: islands.join(" · ") }) : "";
 
     const sheet = game.score_sheet;
     const sheets = Object.fromEntries(sheet.players.map((s) => [s.player, s]));
     const ss = players.map((n) => sheets[n]);
-    $("score-note").textContent = sheet.final ? "(final)" : "(if the game ended now)";
+    $("score-note").textContent = sheet.final ? t("(final)") : t("(if the game ended now)");
     gridTable($("score"), players, [
-      ["VP so far", (i) => ss[i].vp_before_final_scoring],
-      ["Gold", (i) => ss[i].gold.vp],
-      ["Goods", (i) => ss[i].goods.vp],
-      ["Progress", (i) => ss[i].progress.vp],
-      ["Special", (i) => ss[i].special_actions.vp],
-      ["Total", (i) => ss[i].total, "total"],
+      [t("VP so far"), (i) => ss[i].vp_before_final_scoring],
+      [t("Gold"), (i) => ss[i].gold.vp],
+      [t("Goods"), (i) => ss[i].goods.vp],
+      [t("Progress"), (i) => ss[i].progress.vp],
+      [t("Special"), (i) => ss[i].special_actions.vp],
+      [t("Total"), (i) => ss[i].total, "total"],
     ], state.turn);
     $("ranking").replaceChildren(...rankingItems(sheet));
     const tie = tieNote(sheet);
     if (tie) $("ranking").append(el("li", { class: "muted note tie-note" }, tie.textContent));
     const missing = sheet.players.filter((s) => s.missing_inputs.length);
     if (!sheet.final && missing.length) {
-      $("ranking").append(el("li", { class: "muted note", text: "Track VP (progress, special) are entered at the end." }));
+      $("ranking").append(el("li", { class: "muted note", text: t("Track VP (progress, special) are entered at the end.") }));
     }
   }
 
@@ -625,12 +634,12 @@ window.CT = window.CT || {};
       const text = el(h.in_force ? "span" : "s", { class: "text", text: h.text });
       const li = el("li", { value: h.n, class: h.in_force ? "" : "undone", dataset: { n: h.n, type: h.type } }, text,
         h.outcome ? el("small", { class: "outcome", text: ` → ${h.outcome}` }) : null);
-      if (!h.in_force) li.title = "undone";
+      if (!h.in_force) li.title = t("undone");
       if (READINGS.includes(h.type) && h.in_force) {
         const holder = el("div", { class: "form-holder" });
         li.append(" ", el("button", {
-          type: "button", class: "secondary small correct", "aria-label": `Correct reading #${h.n}`, text: "Correct",
-          onclick: () => openIn(holder, CT.countsForm(h.tray, `Correct reading #${h.n}`,
+          type: "button", class: "secondary small correct", "aria-label": t("Correct reading #{n}", { n: h.n }), text: t("Correct"),
+          onclick: () => openIn(holder, CT.countsForm(h.tray, t("Correct reading #{n}", { n: h.n }),
             (counts, button) => send({ type: "tray_corrected", target: h.n, tray: counts }, button),
             () => holder.replaceChildren())),
         }), holder);
@@ -671,13 +680,14 @@ window.CT = window.CT || {};
     if (noGame) {
       if (CT.onGameShown) CT.onGameShown(game, previous);
       $("game-title").textContent = "";
-      $("now-title").textContent = "New game";
+      $("now-title").textContent = t("New game");
       if (shownKey !== "none") $("now-body").replaceChildren(newGameForm(null));
       shownKey = "none";
       return;
     }
     const state = game.state;
-    $("game-title").textContent = [state.name, state.round ? `round ${state.round}` : "", state.phase ? `${state.phase} phase` : ""]
+    $("game-title").textContent = [state.name, state.round ? t("round {n}", { n: state.round }) : "",
+      state.phase ? t("{colour} phase", { colour: colourName(state.phase) }) : ""]
       .filter(Boolean).join(" · ");
     $("now-title").textContent = nowTitle(state);
     const key = situationKey(game);

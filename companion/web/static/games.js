@@ -4,11 +4,11 @@
 
 window.CT = window.CT || {};
 (function (CT) {
-  const { el } = CT;
+  const { el, t } = CT;
   const $ = (id) => document.getElementById(id);
   const STAGE = {
-    seating: "seating", setup: "set-up", tray: "playing", actions: "playing", round_end: "playing",
-    pirate: "playing", final: "final scoring", over: "over",
+    seating: t("seating"), setup: t("set-up"), tray: t("playing"), actions: t("playing"), round_end: t("playing"),
+    pirate: t("playing"), final: t("final scoring"), over: t("over"),
   };
   let tableId = null; // the game at the table, as this phone last saw it
 
@@ -17,11 +17,11 @@ window.CT = window.CT || {};
   }
 
   function describe(g) {
-    const bits = [g.title || `Game ${g.id}`];
+    const bits = [g.title || t("Game {n}", { n: g.id })];
     if (g.players) bits.push(g.players.join(", "));
-    if (g.problem) bits.push(`cannot be read: ${g.problem}`);
-    else if (g.stage === "over") bits.push(g.winner ? `over, ${g.winner} won` : "over");
-    else if (g.stage) bits.push(g.round ? `round ${g.round}, ${STAGE[g.stage] || g.stage}` : STAGE[g.stage] || g.stage);
+    if (g.problem) bits.push(t("cannot be read: {problem}", { problem: g.problem }));
+    else if (g.stage === "over") bits.push(g.winner ? t("over, {player} won", { player: g.winner }) : t("over"));
+    else if (g.stage) bits.push(g.round ? t("round {n}, {stage}", { n: g.round, stage: STAGE[g.stage] || g.stage }) : STAGE[g.stage] || g.stage);
     return bits.join(" · ");
   }
 
@@ -32,20 +32,21 @@ window.CT = window.CT || {};
       const { games } = await response.json();
       $("games").replaceChildren(...games.map((g) => el("li", { class: g.at_table ? "at-table" : "", dataset: { game: g.id } },
         el("span", { class: "game-line" }, el("b", { text: describe(g) }),
-          el("small", { class: "muted", text: ` ${when(g.created_at)}${g.at_table ? " · at the table" : ""}` })),
+          el("small", { class: "muted", text: ` ${when(g.created_at)}${g.at_table ? ` · ${t("at the table")}` : ""}` })),
         el("span", { class: "button-row" },
-          el("button", { type: "button", class: "secondary small look", text: "Look", onclick: () => CT.go("history", g.id) }),
+          el("button", { type: "button", class: "secondary small look", text: t("Look"), onclick: () => CT.go("history", g.id) }),
           g.at_table || g.problem ? null : el("button", {
-            type: "button", class: "secondary small resume", text: "Resume", onclick: (e) => resume(g, e.currentTarget),
+            type: "button", class: "secondary small resume", text: t("Resume"), onclick: (e) => resume(g, e.currentTarget),
           })))));
     } catch (err) { /* offline: the list stays as it was */ }
   }
 
   async function resume(g, near) {
     const now = CT.game();
-    const current = now && now.id !== null ? ` ${now.state.name ? `"${now.state.name}"` : `Game ${now.id}`} stays on the device.` : "";
-    if (!await CT.ask(`Resume ${g.title ? `"${g.title}"` : `game ${g.id}`} at the table? Every phone switches to it.${current}`,
-      "Resume it", "Cancel")) return;
+    const named = (title, id) => (title ? `"${title}"` : t("Game {n}", { n: id }));
+    const current = now && now.id !== null ? ` ${t("{game} stays on the device.", { game: named(now.state.name, now.id) })}` : "";
+    if (!await CT.ask(t("Resume {game} at the table? Every phone switches to it.", { game: named(g.title, g.id) }) + current,
+      t("Resume it"), t("Cancel"))) return;
     const game = await CT.post(`/api/game/${g.id}/resume`, {}, near);
     if (game) {
       CT.render(game, true);
@@ -63,9 +64,9 @@ window.CT = window.CT || {};
     try {
       const response = await fetch(`/api/game/${encodeURIComponent(id)}`);
       game = await response.json();
-      if (!response.ok) { viewer.replaceChildren(el("p", { class: "refusal", text: game.error || "no such game" })); return; }
+      if (!response.ok) { viewer.replaceChildren(el("p", { class: "refusal", text: game.error || t("no such game") })); return; }
     } catch (err) {
-      viewer.replaceChildren(el("p", { class: "refusal", text: `Could not reach the device: ${err.message}` }));
+      viewer.replaceChildren(el("p", { class: "refusal", text: t("Could not reach the device: {error}", { error: err.message }) }));
       return;
     }
     const sheet = game.score_sheet;
@@ -73,18 +74,18 @@ window.CT = window.CT || {};
     const lines = [...game.history].reverse().map((h) => el("li", { value: h.n, class: h.in_force ? "" : "undone" },
       el(h.in_force ? "span" : "s", { text: h.text }), h.outcome ? el("small", { class: "outcome", text: ` → ${h.outcome}` }) : null));
     viewer.replaceChildren(...[
-      el("h3", { text: `${state.name || `Game ${game.id}`}${game.at_table ? " (at the table)" : " (read-only)"}` }),
-      el("p", { class: "muted", text: `${state.players.map((p) => p.name).join(", ")} · ${state.round ? `round ${state.round}` : "set-up"} · ${sheet.final ? "final score" : "score if it ended now"}` }),
+      el("h3", { text: `${state.name || t("Game {n}", { n: game.id })} ${game.at_table ? t("(at the table)") : t("(read-only)")}` }),
+      el("p", { class: "muted", text: `${state.players.map((p) => p.name).join(", ")} · ${state.round ? t("round {n}", { n: state.round }) : t("set-up")} · ${sheet.final ? t("final score") : t("score if it ended now")}` }),
       el("ol", { class: "ranking" }, CT.rankingItems(sheet)), CT.tieNote(sheet),
-      el("details", { class: "viewer-log" }, el("summary", { text: `What happened (${game.history.length} events)` }),
+      el("details", { class: "viewer-log" }, el("summary", { text: t("What happened ({n} events)", { n: game.history.length }) }),
         el("ol", { class: "log", reversed: true }, lines)),
       el("div", { class: "button-row" },
         game.at_table ? null : el("button", {
-          type: "button", class: "primary resume", text: "Resume this game",
+          type: "button", class: "primary resume", text: t("Resume this game"),
           onclick: (e) => resume({ id: game.id, title: state.name }, e.currentTarget),
         }),
         el("a", { href: `/api/game/${game.id}/events.jsonl`, download: "", class: "export", text: "Download its log" }),
-        el("button", { type: "button", class: "secondary close-viewer", text: "Close", onclick: () => CT.go("history") })),
+        el("button", { type: "button", class: "secondary close-viewer", text: t("Close"), onclick: () => CT.go("history") })),
     ].filter(Boolean));
     viewer.scrollIntoView({ block: "nearest" });
   }
