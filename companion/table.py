@@ -140,7 +140,7 @@ class GameTable:
         """Any game kept on the device, to look at (``at_table``: whether it is the one in play)."""
         with self._lock:
             if not self._store.event_count(game_id):
-                raise TableError(f"there is no game {game_id}")
+                raise TableError("there is no game {game}", game=game_id)
             at_table = game_id == self.current_id()
             game = self._load(game_id) if at_table else self._fold(game_id)
             return {**self._snapshot(game_id, game), "at_table": at_table}
@@ -215,7 +215,7 @@ class GameTable:
         """Put an earlier game back on the table; every phone follows."""
         with self._lock:
             if not self._store.event_count(game_id):
-                raise TableError(f"there is no game {game_id}")
+                raise TableError("there is no game {game}", game=game_id)
             game = self._fold(game_id)
             self._store.set_table_game(game_id)
             self._cached = (game_id, len(game), game)

@@ -257,7 +257,8 @@ NOTE_MAX = 500  # characters: a remark at the table, not a document (the log is 
 
 def _timestamp(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        raise MalformedEvent(f"at must be a time (seconds since 1970), got {v!r}")
+        raise MalformedEvent("at must be a time (seconds since 1970), got {value}",
+                             value=repr(v))
     return v
 
 
@@ -265,9 +266,10 @@ def _note(v: Any) -> str:
     """Free text. Checked like any field, since a note is copied with every event: an
     unchecked one (a list nested a thousand deep) once broke every later view of the game."""
     if not isinstance(v, str):
-        raise MalformedEvent(f"note must be a text, got {type(v).__name__}")
+        raise MalformedEvent("note must be a text, got {kind}", kind=type(v).__name__)
     if len(v) > NOTE_MAX:
-        raise MalformedEvent(f"a note is at most {NOTE_MAX} characters, this one has {len(v)}")
+        raise MalformedEvent("a note is at most {most} characters, this one has {n}",
+                             most=NOTE_MAX, n=len(v))
     return v
 
 

@@ -11,8 +11,9 @@ import copy
 from typing import Any
 
 from ..text import Msg
+from . import words
 from .errors import RulesError
-from .events import _fmt_counts, describe, parse_event
+from .events import describe, parse_event
 from .scoring import score_sheet
 from .settings import Settings
 from .state import READINGS, GameState, Resolution, _undo_target, apply_event, fold, resolve
@@ -140,8 +141,6 @@ class Game:
             line = {
                 "n": i + 1,
                 "type": e["type"],
-                "text": str(text),
-                "text_msg": text.to_json(),
                 "outcome": str(outcome or ""),
                 "in_force": self._res.active[i],
             }
@@ -152,14 +151,16 @@ class Game:
                 shown[i] = e["tray"]
                 if i in corrected_by and line["in_force"]:
                     line["corrected_by"] = corrected_by[i]
-                    line["text"] += (f"; corrected by #{corrected_by[i]} to "
-                                     f"{_fmt_counts(line['tray'])}")
+                    text = Msg("{text}; corrected by #{n} to {cubes}", text=text,
+                               n=corrected_by[i], cubes=words.counts(line["tray"]))
             if e["type"] == "tray_corrected":
                 t = e["target"] - 1
-                line["text"] = (f"Reading #{e['target']} corrected from "
-                                f"{_fmt_counts(shown.get(t, {}))} to {_fmt_counts(e['tray'])}")
+                text = Msg("Reading #{n} corrected from {old} to {new}", n=e["target"],
+                           old=words.counts(shown.get(t, {})), new=words.counts(e["tray"]))
                 if self._res.active[i] and self._res.active[t]:
                     shown[t] = e["tray"]
+            line["text"] = str(text)
+            line["text_msg"] = text.to_json()
             if "target" in e:
                 line["target"] = e["target"]
             lines.append(line)

@@ -380,7 +380,7 @@ window.CT = window.CT || {};
   function tieNote(sheet) {
     if (!sheet.tie_break || !sheet.ranking.length) return null;
     const top = sheet.ranking.filter((r) => r.total === sheet.ranking[0].total).map((r) => r.player);
-    const values = { players: top.join(" & "), player: sheet.winner };
+    const values = { players: top.join(` ${t("and")} `), player: sheet.winner };
     return el("p", { class: "muted tie-break", text: sheet.final
       ? t("Tie between {players}: {player} wins, being ahead in player order (the rulebook's tie-break).", values)
       : t("Tie between {players}: {player} would win, being ahead in player order (the rulebook's tie-break).", values) });
