@@ -8,7 +8,6 @@ phone reads is said in that phone's language (``companion.i18n``).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
