@@ -21,7 +21,7 @@ def _until_phones(page, url: str, count: int, timeout: float = 5.0) -> float:
 
 def _connected(page) -> None:
     page.wait_for_function(
-        "window.CT && window.CT.source && window.CT.source.readyState === 1", timeout=15000
+        "() => window.CT && window.CT.source && window.CT.source.readyState === 1", timeout=15000
     )
 
 
