@@ -1,0 +1,61 @@
+"""Which of several trained models reads the validation set-ups best: the choice a retrain makes.
+
+Why: a new model ships only if it beats the one it would replace, and that comparison must not
+use the held-out sets whose figures the README reports (choosing on them would make their
+figures optimistic). This reads the same validation share that ``python -m vision.train`` keeps
+apart (whole set-ups, by a hash of their names) from the training folders, and counts exact
+trays with and without the empty-tray reference for each model folder given.
+
+    python scripts/validate-models.py --data ~/renders/train-a ~/renders/train-b \
+        --models vision/model ~/run3/model
+
+Prints one line per model; exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from vision import VisionError, count_cubes, load_image
+from vision.detector import CubeDetector
+from vision.train.data import fair_counts, is_exact, load_samples, split_by_session
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", nargs="+", type=Path, required=True, help="training folders")
+    ap.add_argument("--models", nargs="+", type=Path, required=True, help="model folders")
+    ap.add_argument("--val-share", type=float, default=0.1, help="as given to vision.train")
+    ap.add_argument("--seed", type=int, default=0, help="as given to vision.train")
+    args = ap.parse_args(argv)
+    samples = [s for folder in args.data for s in load_samples(folder)]
+    _, held = split_by_session(samples, args.val_share, args.seed)
+    held = [s for s in held if not s.is_empty_frame]
+    print(f"{len(held)} validation pictures of {len({s.session for s in held})} set-ups")
+    pictures = []
+    for s in held:
+        image = load_image(s.path)
+        reference = load_image(s.empty_path) if s.empty_path and s.empty_path.exists() else None
+        h, w = image.shape[:2]
+        pictures.append((image, reference, fair_counts(s, w, h)))
+    for folder in args.models:
+        detector = CubeDetector(folder)
+        exact = {True: 0, False: 0}
+        for image, reference, fair in pictures:
+            for with_reference in (True, False):
+                ref = reference if with_reference else None
+                try:
+                    counts = count_cubes(image, ref, detector=detector).counts
+                except VisionError:
+                    continue
+                exact[with_reference] += is_exact(counts, fair)
+        n = len(pictures)
+        print(f"{folder}: exact trays {exact[True]}/{n} ({100 * exact[True] / n:.1f} %) with the "
+              f"empty tray, {exact[False]}/{n} ({100 * exact[False] / n:.1f} %) without")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
