@@ -32,33 +32,44 @@ def latest_reading(device, timeout=15.0) -> dict:
     raise AssertionError("the device read nothing")
 
 
+def shown(phone, selector: str) -> bool:
+    """Visible within a few seconds (a busy machine may take a moment to switch the view)."""
+    phone.wait_for_selector(selector, state="visible", timeout=10000)
+    return True
+
+
+def hidden(phone, selector: str) -> bool:
+    phone.wait_for_selector(selector, state="hidden", timeout=10000)
+    return True
+
+
 def test_the_views_switch_with_the_bottom_bar_and_survive_a_reload(served, browser):
     url, _, device = served
     to_actions(device.table)
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
-    assert phone.is_visible("#now-card") and phone.is_hidden("#score")
+    assert shown(phone, "#now-card") and hidden(phone, "#score")
     bar = phone.locator("#views a[data-view='sheet']")
     assert bar.bounding_box()["height"] >= 44  # a thumb's target
     bar.click()
-    assert phone.is_visible("#score") and phone.is_hidden("#now-card")
+    assert shown(phone, "#score") and hidden(phone, "#now-card")
     assert phone.evaluate("location.hash") == "#sheet"
     assert bar.get_attribute("aria-current") == "page"
 
     phone.reload()
     phone.wait_for_function("() => document.body.dataset.seq !== ''")
-    assert phone.is_visible("#score") and phone.is_hidden("#now-card")
+    assert shown(phone, "#score") and hidden(phone, "#now-card")
 
     phone.click("#views a[data-view='history']")
-    assert phone.is_visible("#game-log") and phone.is_visible("#games-card")
+    assert shown(phone, "#game-log") and shown(phone, "#games-card")
     phone.click("#views a[data-view='device']")
-    assert phone.is_visible("#tray-card") and phone.is_hidden("#game-log")
+    assert shown(phone, "#tray-card") and hidden(phone, "#game-log")
     phone.go_back()  # the phone's Back button goes back to the view before
-    assert phone.is_visible("#game-log")
+    assert shown(phone, "#game-log")
     phone.click("#code-chip")  # the header's code chip: the Device view, at the code
-    assert phone.is_visible("#code-card")
+    assert shown(phone, "#code-card")
     phone.goto(f"{url}/#nonsense")  # the phone keeps its code
-    assert phone.is_visible("#now-card")
+    assert shown(phone, "#now-card")
     phone.close()
 
 
