@@ -1,7 +1,9 @@
 """The tray as last read, with the phase's basic offer, kept in the store and pushed to phones.
 
-The device (firmware) hands in plain data: the reading as a dict (counts, cubes, warnings) and the
-annotated picture as JPEG bytes. Nothing here knows how the picture was taken or counted.
+The device (firmware) hands in plain data: the reading as a dict (counts, cubes, warnings and the
+same doubts as data) and the annotated picture as JPEG bytes. Nothing here knows how the picture
+was taken or counted. A reading's warnings are kept in English with their messages beside them
+(``warnings_msg``), which the web layer says in each phone's language.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from companion.amerigo.offer import COLOURS, tray_offer
+from companion.doubts import warning_messages
 from companion.hub import Hub
 from companion.store import Store
 
@@ -62,6 +65,10 @@ class TrayBoard:
             "warnings": list(reading.get("warnings", [])),
             "ms": reading.get("ms"),
         }
+        said = warning_messages(reading)
+        if said is not None:  # the web says "warnings" from these, in each phone's language
+            body["doubts"] = list(reading["doubts"])
+            body["warnings_msg"] = said
         return self._record(frame_id, body, picture)
 
     def publish_error(self, frame_id: str, message: str) -> dict:

@@ -61,6 +61,8 @@ def _count(args: argparse.Namespace) -> int:
             }
             if reading.uncertain:
                 line["warnings"] = list(reading.warnings) or ["some cubes are uncertain"]
+                if reading.doubts:  # the same warnings as data, for a program that translates
+                    line["doubts"] = [d.to_dict() for d in reading.doubts]
             print(json.dumps(line), flush=True)
         else:
             present = ", ".join(f"{n} {c}" for c, n in reading.counts.items() if n) or "empty"

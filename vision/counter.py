@@ -4,7 +4,8 @@ Pipeline: the learned detector (``vision.detector``) turns the picture, and the 
 picture when there is one, into candidate cube centres with a colour distribution each and the
 tray floor's corners; this module counts the candidates the model is sure enough of, adjusts
 colours by what this table has taught (``Calibration.bias``), drops cubes outside tapped
-corners, keeps the game's per-colour upper bounds, and says in words what it doubts.
+corners, keeps the game's per-colour upper bounds, and says what it doubts (in words and as
+data, ``vision.reading.Doubt``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from vision import tray
 from vision.calibration import Calibration
 from vision.detector import Candidate, CubeDetector
 from vision.errors import VisionError
-from vision.reading import COLOURS, Cube, TrayReading
+from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
 
 # A counted cube whose confidence (P(a cube is there) x P(its colour), both calibrated on the
 # validation set-ups) is below this is reported as uncertain: it is wrong more than 4 times in
@@ -111,7 +112,7 @@ def _biased(probs: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 
 def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, int],
-                  warnings: list[str]) -> None:
+                  doubts: list[Doubt]) -> None:
     """Re-name the least certain cubes of any colour beyond what the game allows: each goes to
     its next most likely colour that still has room."""
     for _ in range(len(names) * len(COLOURS)):
@@ -125,11 +126,10 @@ def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, i
         room = [j for j, c in enumerate(COLOURS)
                 if j != k and (c not in bounds or counts[j] < bounds[c])]
         if not room:
-            warnings.append(f"more {COLOURS[k]} cubes read than the tower can hold")
+            doubts.append(Doubt("too_many", COLOURS[k]))
             return
         best = max(room, key=lambda j: probs[weakest][j])
-        warnings.append(f"more {COLOURS[k]} cubes read than the tower can hold: the least sure "
-                        f"one is read as {COLOURS[best]}")
+        doubts.append(Doubt("too_many_read_as", COLOURS[k], COLOURS[best]))
         names[weakest] = best
         probs[weakest] = probs[weakest].copy()
         probs[weakest][k] = 0.0
@@ -189,9 +189,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     bias = calibration.bias() if calibration is not None else None
     probs = [_biased(c.colour_probs, bias) for c in counted]
     names = [int(np.argmax(p)) for p in probs]
-    warnings: list[str] = []
+    said: list[Doubt] = []
     if bounds:
-        _apply_bounds(names, probs, bounds, warnings)
+        _apply_bounds(names, probs, bounds, said)
 
     cubes = []
     for c, p, k in zip(counted, probs, names, strict=True):
@@ -199,26 +199,17 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
         unsure = conf < UNSURE_BELOW
         if unsure:
             second = int(np.argsort(p)[-2])
-            place = tray.where(c.x, c.y, w, h)
+            place = tray.place(c.x, c.y, w, h)
             if p[k] < 0.75:
-                warnings.append(f"a cube at {place} may be {COLOURS[k]} or {COLOURS[second]}")
+                said.append(Doubt("colour", COLOURS[k], COLOURS[second], place))
             else:
-                warnings.append(f"a {COLOURS[k]} cube at {place} may not be a cube")
+                said.append(Doubt("not_a_cube", COLOURS[k], place=place))
         cubes.append(Cube(COLOURS[k], c.x, c.y, round(conf, 3), unsure))
     for c in doubts:
         colour = COLOURS[int(np.argmax(_biased(c.colour_probs, bias)))]
-        warnings.append(f"there may be one more cube ({colour}?) at "
-                        f"{tray.where(c.x, c.y, w, h)}")
+        said.append(Doubt("one_more", colour, place=tray.place(c.x, c.y, w, h)))
     if found.outline_missing:
-        warnings.append("the tray's outline was not found: are the tray's corners in view?")
+        said.append(Doubt("no_outline"))
     corner_tuple = None if corners is None else tuple((float(x), float(y)) for x, y in corners)
-    return TrayReading(tuple(cubes), tuple(_merge(warnings)), corner_tuple)
-
-
-def _merge(warnings: list[str]) -> list[str]:
-    """The same words once, with how often ("twice", "3 times")."""
-    out: dict[str, int] = {}
-    for w in warnings:
-        out[w] = out.get(w, 0) + 1
-    return [w if n == 1 else f"{w} ({'twice' if n == 2 else f'{n} times'})"
-            for w, n in out.items()]
+    # the same doubt once, with how often ("twice", "3 times")
+    return TrayReading.of(cubes, merged(said), corner_tuple)

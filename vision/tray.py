@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 
 from vision.errors import VisionError
+from vision.reading import PLACES
 
 # A cube in the tower's mouth or leaning on a wall lies a little beyond the floor's outline;
 # with tapped corners the outline grows by this share of its long side before cubes are dropped.
@@ -60,15 +61,20 @@ def inside(corners: np.ndarray, x: float, y: float, margin: float = TAPPED_MARGI
     return distance >= -margin * long_side
 
 
-def where(x: float, y: float, width: int, height: int) -> str:
-    """Words for a place, for a player: thirds of the picture ("the top left of the picture").
-    The picture's own directions are what a player sees on the phone, whatever the mount."""
+def place(x: float, y: float, width: int, height: int) -> str:
+    """Which third of the picture, across and down, a point is in: a key of
+    ``vision.reading.PLACES`` ("top-left", "middle", "bottom"...)."""
     col = ("left", "middle", "right")[min(2, int(3 * x / max(width, 1)))]
     row = ("top", "middle", "bottom")[min(2, int(3 * y / max(height, 1)))]
     if row == col == "middle":
-        return "the middle of the picture"
+        return "middle"
     if row == "middle":
-        return f"the {col} of the picture"
+        return col
     if col == "middle":
-        return f"the {row} of the picture"
-    return f"the {row} {col} of the picture"
+        return row
+    return f"{row}-{col}"
+
+
+def where(x: float, y: float, width: int, height: int) -> str:
+    """Words for a place, for a player: thirds of the picture ("the top left of the picture")."""
+    return PLACES[place(x, y, width, height)]

@@ -100,3 +100,31 @@ def test_the_switch_changes_the_language_and_is_remembered(served, browser):
     wait_title(page, "Ada's turn")
     assert errors == []
     context.close()
+
+
+def test_a_german_phone_reads_the_cameras_doubts_in_german(served, browser):
+    """The counter's doubts come as data beside its English words; the phone reads them in its
+    language, each once and at most two (the picture marks the rest)."""
+    from vision.reading import Doubt
+
+    url, _, device = served
+    code = device.table_code.value
+    german, de, de_errors = open_phone(browser, url, "de-DE", code)
+    english, en, en_errors = open_phone(browser, url, "en-US", code)
+    doubts = (Doubt("colour", "red", "brown", "top-left", times=2), Doubt("no_outline"),
+              Doubt("one_more", "green", place="middle"))
+    device.board.publish_reading("doubts", {
+        "counts": {"red": 2}, "uncertain": True, "warnings": [d.text for d in doubts],
+        "doubts": [d.to_dict() for d in doubts]}, None)
+    for page in (de, en):
+        page.click("a[data-view='device']")
+        page.wait_for_selector("#tray-alert:not([hidden])")
+    assert de.text_content("#tray-alert") == (
+        "Bitte die Schale prüfen: ein Würfel oben links im Bild ist vielleicht rot oder braun "
+        "(zweimal); der Umriss der Schale wurde nicht gefunden: sind ihre Ecken im Bild? "
+        "(und 1 weitere auf dem Bild)")
+    assert en.text_content("#tray-alert") == (
+        f"Please check the tray: {doubts[0].text}; {doubts[1].text} (and 1 more on the picture)")
+    assert de_errors == [] and en_errors == []
+    german.close()
+    english.close()

@@ -32,6 +32,9 @@ def test_count_json_contract(capsys):
     assert isinstance(line["uncertain"], bool)
     assert ("warnings" in line) == line["uncertain"]
     assert all(isinstance(w, str) and w for w in line.get("warnings", []))
+    if "doubts" in line:  # the same warnings as data: one each, in the same order
+        assert len(line["doubts"]) == len(line["warnings"])
+        assert all(isinstance(d["kind"], str) and d["times"] >= 1 for d in line["doubts"])
     corners = line["tray_corners"]
     assert corners is None or (
         len(corners) == 4 and all(len(p) == 2 and all(isinstance(v, float) for v in p)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from vision.calibration import Calibration
 from vision.counter import DOUBT_SHARE, UNSURE_BELOW, count_cubes, load_image
 from vision.errors import VisionError
-from vision.reading import COLOURS, TrayReading
+from vision.reading import COLOURS, DOUBT_TEXTS, PLACES, Doubt, TrayReading
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
 W, H = 640, 360
@@ -48,6 +48,7 @@ def test_every_mini_render_reads_as_valid_cubes_inside_the_picture(name):
         if reading.tray_corners is not None:
             assert len(reading.tray_corners) == 4
         assert all(isinstance(x, str) and x for x in reading.warnings)
+        assert reading.warnings == tuple(d.text for d in reading.doubts)
         json.dumps(reading.to_dict())
 
 
@@ -249,3 +250,52 @@ def test_warnings_are_in_words_without_pixel_coordinates():
     for w in reading.warnings:
         assert re.fullmatch(r"[a-z][a-z ,:'()?]+", w), w  # no digits at all
         assert "px" not in w and "pixel" not in w
+
+
+# -- the same doubts as data (for the phone app, which says them in the phone's language) -------
+
+def test_each_warning_has_its_doubt_as_data_in_the_same_order():
+    reading = read(
+        cube(150, 80, "yellow", sure=0.55, second="white"),
+        cube(160, 90, "yellow", sure=0.55, second="white"),
+        cube(620, 340, "black", score=0.55, sure=0.99),
+        cube(160, 300, "red"), cube(250, 300, "red", sure=0.7, second="blue"),
+        cube(330, 190, "green", score=FakeDetector().config.cube_threshold * 0.8),
+        corners=None, bounds={"red": 1},
+    )
+    assert reading.doubts == (
+        Doubt("too_many_read_as", "red", "blue"),
+        Doubt("colour", "yellow", "white", "top-left", times=2),
+        Doubt("colour", "blue", "yellow", "bottom"),  # the renamed red, now an unsure blue
+        Doubt("not_a_cube", "black", place="bottom-right"),
+        Doubt("one_more", "green", place="middle"),
+        Doubt("no_outline"),
+    )
+    assert reading.warnings == tuple(d.text for d in reading.doubts)
+    assert reading.warnings[1] == (
+        "a cube at the top left of the picture may be yellow or white (twice)")
+    out = reading.to_dict()
+    assert out["doubts"][1] == {"kind": "colour", "colour": "yellow", "other": "white",
+                                "place": "top-left", "times": 2}
+    assert out["doubts"][-1] == {"kind": "no_outline", "times": 1}
+    assert len(out["doubts"]) == len(out["warnings"])
+    json.dumps(out)
+
+
+def test_a_sure_reading_has_no_doubts_field():
+    reading = read(cube(200, 100, "red"))
+    assert reading.doubts == () and "doubts" not in reading.to_dict()
+
+
+def test_every_kind_and_place_has_words_and_unknown_ones_are_refused():
+    for kind in DOUBT_TEXTS:
+        for place in PLACES:
+            text = Doubt(kind, "red", "blue", place).text
+            assert "{" not in text and "None" not in text
+            assert (PLACES[place] in text) == ("{place}" in DOUBT_TEXTS[kind])
+    assert Doubt("too_many", "red", times=3).text == (
+        "more red cubes read than the tower can hold (3 times)")
+    with pytest.raises(ValueError, match="kind"):
+        Doubt("glare")
+    with pytest.raises(ValueError, match="place"):
+        Doubt("one_more", "red", place="front")
