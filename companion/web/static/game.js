@@ -17,6 +17,7 @@ window.CT = window.CT || {};
   let shown = null; // the GAME this phone shows
   let shownKey = null; // what the "what now" body was built for
   let shownMoreKey = null;
+  let shownSheetsKey = null;
   let busy = false;
   let newGameOpen = false;
 
@@ -411,12 +412,13 @@ window.CT = window.CT || {};
           "setup_drop_read", t("Use this tray reading"), t("Use these counts"), state.vision_bounds));
       }
       if (expects.includes("pirate_revealed")) out.push(pirateCard(state));
+      out.push(panel(t("The player sheets"), CT.sheetGoods(game, send)));
     } else if (state.stage === "tray") {
       const phase = colourName(state.phase);
       out.push(readingPanel(null, t("Drop the {colour} storage cubes (and any cubes waiting in the tray) into the tower.", { colour: phase }),
         "tray_read", t("Use this reading for the {colour} phase", { colour: phase }),
         t("Use these counts for the {colour} phase", { colour: phase }), state.vision_bounds));
-      out.push(bumpPanel());
+      out.push(bumpPanel(true));
     } else if (state.stage === "actions") {
       out.push(actionsCard(game));
     } else if (state.stage === "round_end") {
@@ -437,14 +439,24 @@ window.CT = window.CT || {};
     return out;
   }
 
-  function bumpPanel() {
+  // A bump: cubes that fell out of the tower at the wrong time. Between rounds' phases the tray
+  // holds only them, so the form starts at the camera's reading; while a phase's drop waits for
+  // its reading (the "tray" stage) the tray holds that drop too, so the form starts empty and
+  // says which cubes to count (the rules keep them in the tray for the next phase's drop).
+  function bumpPanel(afterDrop) {
     const holder = el("div", { class: "form-holder" });
     const open = el("button", {
       type: "button", class: "secondary small bump",
       text: t("Cubes fell out early (bump)"),
-      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, t("Record the bumped cubes"),
-        (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren(),
-        shown && shown.state.vision_bounds)),
+      onclick: () => {
+        const form = CT.countsForm(afterDrop ? {} : trayNow().counts, t("Record the bumped cubes"),
+          (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren(),
+          shown && shown.state.vision_bounds);
+        if (afterDrop) {
+          form.prepend(el("p", { class: "muted", text: t("Count only the cubes that fell out early, not this phase's drop. They stay in the tray for the next phase: the reading of this drop must still show them.") }));
+        }
+        openIn(holder, form);
+      },
     });
     return el("div", { class: "bump-box" }, open, holder);
   }
@@ -468,7 +480,8 @@ window.CT = window.CT || {};
         }
       }
     }
-    if (!["new", "seating", "over", "tray"].includes(state.stage) && state.setup_drop_read) out.push(bumpPanel());
+    // (while a drop waits for its reading the bump is on the Table view's card itself)
+    if (!["new", "seating", "over", "tray"].includes(state.stage) && state.setup_drop_read) out.push(bumpPanel(false));
     out.push(el("p", {}, el("a", {
       href: `/api/game/${game.id}/events.jsonl`, class: "export", download: "",
       text: t("Download this game's log (for cubetower replay)"),
@@ -600,6 +613,8 @@ window.CT = window.CT || {};
       [t("Trading posts"), (i) => posts(ps[i]), "posts"],
       [t("Progress"), (i) => `${ps[i].progress}${ps[i].progress_at_end ? ` ${t("(end)")}` : ""}`],
       [t("Special track"), (i) => `${ps[i].special_track}${ps[i].special_at_end ? ` ${t("(end)")}` : ""}`],
+      [t("Production tokens"), (i) => Object.entries(ps[i].production || {}).filter(([, n]) => n > 0)
+        .map(([good, n]) => `${good} ${n}`).join(", ") || "—", "production"],
       [t("Chests"), (i) => ps[i].treasure_chests],
       [t("Tokens"), (i) => tokens(ps[i]), "tokens"],
     ], state.turn);
@@ -655,7 +670,8 @@ window.CT = window.CT || {};
   function situationKey(game) {
     const s = game.state;
     return JSON.stringify([game.id, s.stage, s.round, s.phase, s.turn, s.expects_events,
-      s.turn ? s.options[s.turn] : null, s.offer, s.pirates, s.setup_drop_read, s.cubes]);
+      s.turn ? s.options[s.turn] : null, s.offer, s.pirates, s.setup_drop_read, s.cubes,
+      s.stage === "setup" ? CT.sheetGoodsKey(s) : null]);
   }
 
   function moreKey(game) {
@@ -672,6 +688,7 @@ window.CT = window.CT || {};
     shown = game;
     const noGame = game.id === null;
     for (const id of ["tower-card", "players-card", "log-card"]) $(id).hidden = noGame;
+    $("sheets-card").hidden = noGame || !CT.sheetGoodsOpen(game.state);
     $("undo-row").hidden = noGame;
     $("more").hidden = noGame;
     document.body.dataset.stage = noGame ? "none" : game.state.stage;
@@ -700,6 +717,11 @@ window.CT = window.CT || {};
     if ((more !== shownMoreKey || force) && !newGameOpen) {
       $("more-body").replaceChildren(...moreBody(game));
       shownMoreKey = more;
+    }
+    const sheets = CT.sheetGoodsKey(state);
+    if (sheets !== shownSheetsKey || force) {
+      $("sheets-body").replaceChildren(CT.sheetGoods(game, send));
+      shownSheetsKey = sheets;
     }
     renderUndo(game);
     renderTower(state);
