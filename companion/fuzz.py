@@ -7,11 +7,15 @@ game really moves on, through undo, corrections and new games), the same with on
 replaced by something nasty (huge or negative numbers, NaN, deep nesting, long or control-laden
 text, wrong types, unknown fields), raw junk bodies (nesting deeper than 800 comes as one), junk
 ids and query strings, retries with an ``Idempotency-Key`` (with a fresh ``base``, as a phone
-that refreshed would send), and the live
-stream's first message. It counts the answers by status, keeps the 5xx ones, checks that every
-refusal is JSON with an ``error`` in words, that a retried write is answered as the first time,
-and that ``GET /api/game`` keeps answering; finally it "restarts" the app on the same data and
-checks that the game loads again to the same state.
+that refreshed would send), drops sent with the camera reading they come from (``reading``) and
+the players' yes to a question (``confirmed``), each player's sheet goods, looking at and
+resuming kept games, a new table code now and then (the fuzzing phone keeps the new one, as the
+page does), writes from strangers (no code, a wrong or an old one, another site's page), and
+the live stream's first message. It counts the answers by status, keeps the 5xx ones, checks
+that every refusal is JSON with an ``error`` in words, that a retried write is answered as the
+first time, that no stranger's write is taken, and that ``GET /api/game`` keeps answering;
+finally it "restarts" the app on the same data and checks that the game loads again to the
+same state.
 
 Used by ``scripts/fuzz-api.py`` (the real device, 10,000 requests) and the tests (fewer).
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +51,10 @@ CONTENT_TYPES = ("application/json", "text/plain", "application/x-www-form-urlen
 NAMES = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "ada", "Zoë", "李", "  ", "a" * 30, "x\ty",
          "\u200bBen", "Ben ")
 BAD_IDS = ("0", "-1", "abc", "²", str(2**63), str(2**64), "9" * 30, "1.5", "%00", "1e3")
+GOODS = ("cotton", "tobacco", "sugar", "coconut", "coffee")
+# Where strangers write from: not the fuzzing phone's address, so their wrong codes do not make
+# the device refuse the phone that plays (an address that sends 10 wrong codes must wait).
+STRANGERS = tuple(f"192.0.2.{i}" for i in range(1, 255))
 PATHS_GET = ("/api/tray", "/api/status", "/api/snapshot", "/api/health", "/api/game",
              "/api/games", "/api/calibration", "/api/camera/picture.jpg", "/", "/api/nothing",
              "/static/app.js", "/static/../../etc/passwd")
@@ -63,12 +72,20 @@ class FuzzReport:
     retries: int = 0
     retries_answered_differently: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)  # GET /api/game not answering 200
+    strangers: int = 0  # writes sent without the table's current code
+    strangers_let_in: list[str] = field(default_factory=list)  # ... answered 2xx
+    drops_from_readings: int = 0  # drops accepted with the camera reading they came from
+    questions_answered: int = 0  # 409 questions answered yes and then accepted
+    new_codes: int = 0
+    resumed: int = 0  # earlier games put back on the table
     readable_after_restart: bool | None = None
     same_after_restart: bool | None = None
     final_seq: int | None = None
     games: int = 0  # games the run started
     longest: int = 0  # events in the longest game it played
     rounds: Counter = field(default_factory=Counter)  # commands accepted, by round
+    commands_taken: Counter = field(default_factory=Counter)  # commands accepted, by type
+    sent_paths: Counter = field(default_factory=Counter)  # requests by path ("/api/game/<id>")
 
     @property
     def five_xx(self) -> int:
@@ -78,7 +95,8 @@ class FuzzReport:
     def ok(self) -> bool:
         restarted = False not in (self.readable_after_restart, self.same_after_restart)
         return (not self.five_xx and not self.unclear and not self.unreadable
-                and not self.retries_answered_differently and restarted)
+                and not self.retries_answered_differently and not self.strangers_let_in
+                and restarted)
 
     def summary(self) -> str:
         statuses = ", ".join(f"{s}: {n}" for s, n in sorted(self.statuses.items()))
@@ -90,8 +108,14 @@ class FuzzReport:
             f"retries with an Idempotency-Key: {self.retries}, "
             f"answered unlike the first time: {len(self.retries_answered_differently)}",
             f"GET /api/game failures during the run: {len(self.unreadable)}",
+            f"writes without the current table code: {self.strangers}, "
+            f"taken: {len(self.strangers_let_in)}; new codes: {self.new_codes}",
+            f"drops accepted from a camera reading: {self.drops_from_readings}; questions "
+            f"answered yes and taken: {self.questions_answered}; games resumed: {self.resumed}",
             f"games started: {self.games}, longest: {self.longest} events, commands accepted "
             "by round: " + ", ".join(f"{k}: {n}" for k, n in sorted(self.rounds.items())),
+            "commands accepted by type: " + ", ".join(
+                f"{k}: {n}" for k, n in sorted(self.commands_taken.items())),
             f"game readable after a restart: {_yes(self.readable_after_restart)}, "
             f"same state as before it: {_yes(self.same_after_restart)} "
             f"(the game had {self.final_seq} events)",
@@ -99,6 +123,7 @@ class FuzzReport:
             *(f"  unclear: {line}" for line in self.unclear[:10]),
             *(f"  retry: {line}" for line in self.retries_answered_differently[:10]),
             *(f"  unreadable: {line}" for line in self.unreadable[:10]),
+            *(f"  stranger: {line}" for line in self.strangers_let_in[:10]),
         ])
 
 
@@ -115,13 +140,15 @@ class Fuzzer:
         self.report = report
         self.game: dict = {"id": None}
         self.sent_with_key: list[tuple[str, str, dict, dict]] = []  # key, path, body, answer
+        self.old_codes: list[str] = []  # table codes this phone had before a new one
 
     # -- the mix ------------------------------------------------------------------------
     def step(self) -> None:
         r = self.rng
         kind = r.choices(
-            ("command", "mutant", "new_game", "junk", "get", "post", "retry", "stream"),
-            weights=(45, 15, 1, 8, 14, 6, 10, 3),
+            ("command", "mutant", "new_game", "junk", "get", "post", "retry", "stream",
+             "games", "resume", "new_code", "stranger"),
+            weights=(45, 15, 1, 8, 14, 6, 10, 3, 3, 0.5, 0.3, 2),
         )[0]
         getattr(self, f"_{kind}")()
 
@@ -130,11 +157,43 @@ class Fuzzer:
             self._new_game()
             return
         body = {"base": self._base(), "command": self._plausible_command()}
+        from_reading = False
+        if body["command"].get("type") in ("tray_read", "setup_drop_read"):
+            from_reading = self._from_reading(body)
         if mutate:
             body = self._mutated(body)
         path = f"/api/game/{self._game_id()}/command"
         key = self._key() if self.rng.random() < 0.7 else None
-        self._post_json(path, body, key)
+        answer = self._post_json(path, body, key)
+        if answer is None:
+            return
+        status, data = answer
+        if from_reading and status == 200 and not mutate:
+            self.report.drops_from_readings += 1
+        if (status == 409 and isinstance(data, dict) and data.get("confirm")
+                and isinstance(body, dict) and self.rng.random() < 0.7):
+            # the players say yes: the same request again with "confirmed" (a new tap, new key)
+            again = self._post_json(path, {**body, "confirmed": True},
+                                    self._key() if key else None)
+            if again is not None and again[0] == 200:
+                self.report.questions_answered += 1
+
+    def _from_reading(self, body: dict) -> bool:
+        """Make a drop the page's "Use this reading": the latest camera reading's counts and
+        id (now and then another id, or counts that are not the reading's)."""
+        r = self.rng
+        if r.random() < 0.5:
+            return False
+        _, tray = self._send("GET", "/api/tray")
+        if not isinstance(tray, dict) or not isinstance(tray.get("id"), int):
+            return False
+        body["reading"] = tray["id"] if r.random() < 0.85 else r.choice(
+            (tray["id"] + 1, 1, 2**40, 0, -3, "1", None))
+        if r.random() < 0.9:
+            body["command"]["tray"] = dict(tray.get("counts") or {})
+        if r.random() < 0.15:
+            body["confirmed"] = r.choice((True, False, 1, "yes", None))
+        return True
 
     def _mutant(self) -> None:
         self._command(mutate=True)
@@ -185,6 +244,68 @@ class Fuzzer:
         ))}
         self._post_json(path, body, None)
 
+    def _games(self) -> None:
+        """Look at a kept game (the History view), or the list of them."""
+        r = self.rng
+        if r.random() < 0.3:
+            self._send("GET", "/api/games")
+            return
+        known = [str(i) for i in range(1, max(1, self.report.games) + 1)]
+        self._send(r.choice(("GET", "GET", "GET", "HEAD", "PUT")),
+                   f"/api/game/{r.choice((*known, *BAD_IDS))}")
+
+    def _resume(self) -> None:
+        """Put a kept game back on the table (sometimes one that is not there)."""
+        r = self.rng
+        known = [str(i) for i in range(1, max(1, self.report.games) + 1)]
+        game_id = r.choice(known) if r.random() < 0.8 else r.choice(BAD_IDS)
+        kwargs: dict = {}
+        if r.random() < 0.2:  # a body it does not take
+            kwargs = {"data": r.choice(JUNK_BODIES),
+                      "headers": {"Content-Type": "application/json"}}
+        status, _ = self._send("POST", f"/api/game/{game_id}/resume", **kwargs)
+        if status == 200:
+            self.report.resumed += 1
+
+    def _new_code(self) -> None:
+        """A new table code for this phone: it keeps the new one, every other phone watches."""
+        old = self.client.environ_base.get("HTTP_X_TABLE_CODE")
+        status, answer = self._send("POST", "/api/access/new-code")
+        if status == 200 and isinstance(answer, dict) and isinstance(answer.get("code"), str):
+            self.client.environ_base["HTTP_X_TABLE_CODE"] = answer["code"]
+            if old:
+                self.old_codes.append(old)
+            self.report.new_codes += 1
+
+    def _stranger(self) -> None:
+        """A write from a phone without the current code (none, a wrong one, one that was the
+        table's before a new one), or from another web site's page: never taken."""
+        r = self.rng
+        headers: dict = {"Content-Type": "application/json"}
+        # "": no code (the header replaces the fuzzing phone's own, which must not ride along)
+        code = r.choice(("", "WRONG2", "k7rm2q", *self.old_codes[-3:]))
+        headers["X-Table-Code"] = code
+        if r.random() < 0.2:  # another site's page, with the right code even
+            headers = {**headers, "X-Table-Code": self.client.environ_base.get(
+                "HTTP_X_TABLE_CODE", ""), "Origin": "http://evil.example",
+                "Sec-Fetch-Site": r.choice(("cross-site", "same-site"))}
+        path, body = r.choice((
+            (f"/api/game/{self._game_id()}/command",
+             {"base": self.game.get("seq", 0), "command": {"type": "undo"}}),
+            ("/api/game", {"players": ["Eve", "Mallory"]}),
+            (f"/api/game/{self._game_id()}/resume", None),
+            ("/api/access/new-code", None),
+            ("/api/calibrate/empty", None),
+            ("/api/tray/read", None),
+        ))
+        data = json.dumps(body).encode() if body is not None else b""
+        self.report.strangers += 1
+        status, _ = self._send("POST", path, data=data, headers=headers,
+                               environ_overrides={"REMOTE_ADDR": r.choice(STRANGERS)},
+                               track=False)
+        if status < 400:
+            self.report.strangers_let_in.append(f"POST {path} with code {code!r} -> {status}")
+
     def _retry(self) -> None:
         """Send an earlier write again with its key, with the fresh base a refreshed phone has."""
         if not self.sent_with_key:
@@ -194,7 +315,7 @@ class Fuzzer:
         if "base" in body and self.rng.random() < 0.7:
             body = {**body, "base": self._base()}
         self.report.retries += 1
-        response = self._post_json(path, body, key, remember=False)
+        response = self._post_json(path, body, key, remember=False, track=False)
         if response is not None and response[1] != first:
             self.report.retries_answered_differently.append(
                 f"{path} key {key}: first seq {first.get('seq')}, retry {response[1].get('seq')}"
@@ -223,7 +344,7 @@ class Fuzzer:
             kind = r.choice(expected)
         else:
             kind = r.choice(("undo", "redo", "tray_corrected", "bump_read", "chest_cashed",
-                             "token_used", "action", "round_ended"))
+                             "token_used", "action", "round_ended", "sheet_goods"))
         if kind in ("tray_read", "setup_drop_read", "bump_read"):
             return {"type": kind, "tray": self._tray(state.get("vision_bounds"), kind)}
         if kind == "pirate_revealed":
@@ -250,6 +371,12 @@ class Fuzzer:
             if kind == "token_used":
                 command["token"] = r.choice(("gold3", "ap2:blue", "nonsense", 3))
             return command
+        if kind == "sheet_goods":
+            goods = list((state.get("settings") or {}).get("goods") or GOODS)
+            chosen = r.sample(goods, r.randint(0, len(goods)))
+            if r.random() < 0.1:
+                chosen.append(r.choice(("gold", "cotton", "Sugar", 3, "")))
+            return {"type": kind, "player": r.choice(players or ["Ada"]), "goods": chosen}
         if kind == "final_scoring":
             return {"type": kind, "players": {
                 p: {"progress_vp": r.randint(0, 20), "special_vp": r.randint(0, 20)}
@@ -292,8 +419,8 @@ class Fuzzer:
         return body
 
     # -- sending ----------------------------------------------------------------------------
-    def _post_json(self, path: str, body: Any, key: str | None, remember: bool = True
-                   ) -> tuple[int, Any] | None:
+    def _post_json(self, path: str, body: Any, key: str | None, remember: bool = True,
+                   track: bool = True) -> tuple[int, Any] | None:
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Idempotency-Key"] = key
@@ -301,21 +428,26 @@ class Fuzzer:
             data = json.dumps(body).encode("utf-8", "surrogatepass")
         except (ValueError, RecursionError):
             return None
-        status, answer = self._send("POST", path, data=data, headers=headers)
+        status, answer = self._send("POST", path, data=data, headers=headers, track=track)
         if remember and status in (200, 201) and isinstance(answer, dict):
             if key and isinstance(body, dict):
                 self.sent_with_key.append((key, path, body, answer))
             self.report.games += status == 201
             self.report.longest = max(self.report.longest, answer.get("seq", 0))
             self.report.rounds[(answer.get("state") or {}).get("round") or 0] += 1
+            command = body.get("command") if isinstance(body, dict) else None
+            if isinstance(command, dict) and isinstance(command.get("type"), str):
+                self.report.commands_taken[command["type"]] += 1
         return status, answer
 
-    def _send(self, method: str, path: str, **kwargs) -> tuple[int, Any]:
+    def _send(self, method: str, path: str, track: bool = True, **kwargs) -> tuple[int, Any]:
+        """Send one request; with ``track``, a game in the answer becomes the one this phone
+        shows (as the page redraws with it), unless it is a kept game only looked at."""
         response = self.client.open(path, method=method, **kwargs)
         data = response.get_data()
         self._count(method, path, response.status_code, data)
         answer = _json(data)
-        if isinstance(answer, dict):
+        if track and isinstance(answer, dict) and answer.get("at_table") is not False:
             if "state" in answer and "seq" in answer:
                 self.game = answer
             elif isinstance(answer.get("game"), dict) and "seq" in answer["game"]:
@@ -326,6 +458,9 @@ class Fuzzer:
         report = self.report
         report.requests += 1
         report.statuses[status] += 1
+        where = re.sub(r"^/api/game/[^/?]+", "/api/game/<id>", path.split("?")[0])
+        where = re.sub(r"^/api/tray/picture/.*", "/api/tray/picture/<id>.jpg", where)
+        report.sent_paths[where] += 1
         line = f"{method} {path[:80]} -> {status}: {data[:200]!r}"
         if status >= 500:
             report.server_errors.append(line)

@@ -11,7 +11,9 @@ requests are.
     python scripts/fuzz-api.py -n 500 --seed 7
 
 Prints the counts by status and the checks; the exit status is 1 when any request answered 5xx,
-a refusal had no reason in words, a retry was applied twice, or the game did not survive.
+a refusal had no reason in words, a retry was applied twice, a write without the table's current
+code was taken, or the game did not survive. The fuzzing phone plays with the table code, and
+keeps the new one when it asks for a new code (as the page does).
 """
 
 from __future__ import annotations

@@ -59,14 +59,14 @@ def game_blueprint(table: GameTable) -> Blueprint:
         try:
             return jsonify(table.view(game_id))
         except TableError as exc:
-            return jsonify(error=str(exc), kind="TableError"), 404
+            return jsonify(error=exc.msg, kind="TableError"), 404
 
     @api.post("/api/game/<int:game_id>/resume")
     def resume(game_id: int):
         try:
             return jsonify(table.resume(game_id))
         except TableError as exc:
-            return jsonify(error=str(exc), kind="TableError"), 404
+            return jsonify(error=exc.msg, kind="TableError"), 404
 
     @api.get("/api/game/<int:game_id>/events.jsonl")
     def export(game_id: int):

@@ -34,8 +34,13 @@ def make_app(tmp_path):
         hub = Hub()
         board = TrayBoard(store, hub)
         board.publish_reading("frame-1", READING, b"\xff\xd8jpeg")
+        frames = iter(range(2, 10**6))
+
+        def read_now():  # a fresh reading, as the camera gives one: a drop may come from it
+            board.publish_reading(f"frame-{next(frames)}", READING, b"\xff\xd8jpeg")
+
         hooks = DeviceHooks(
-            read_now=lambda: None,
+            read_now=read_now,
             calibrate_empty=lambda: {"saved": "empty.jpg"},
             set_corners=corners,
             camera_picture=lambda: b"\xff\xd8jpeg",
@@ -57,3 +62,11 @@ def test_fuzzed_requests_never_break_the_game(make_app, seed):
     assert report.longest > 60  # the games were really played, not only refused
     assert len(report.rounds) >= 3
     assert report.readable_after_restart and report.same_after_restart
+    # the newer endpoints and fields were sent, and did what they should
+    assert report.drops_from_readings > 0 and report.questions_answered > 0
+    assert report.strangers > 10 and report.strangers_let_in == []
+    assert report.new_codes > 0 and report.resumed > 0
+    sent = report.sent_paths
+    for path in ("/api/game/<id>", "/api/game/<id>/resume", "/api/access/new-code"):
+        assert sent[path] > 0, path
+    assert report.commands_taken["sheet_goods"] > 0
