@@ -107,3 +107,20 @@ def test_the_live_stream_says_a_new_readings_warnings_in_german(app):
     assert data["warnings"] == ["mehr Würfel rot gelesen, als im Turm sein können: der "
                                 "unsicherste wird als braun gelesen"]
     response.close()
+
+
+def test_vision_and_the_app_stay_apart():
+    """The doubts cross as plain data: vision imports nothing of the app, the app nothing of
+    vision (nor OpenCV, nor the firmware)."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+
+    def imports(package):
+        for path in (repo / package).rglob("*.py"):
+            for name in re.findall(r"^\s*(?:from|import) ([\w.]+)", path.read_text(), re.M):
+                yield path.relative_to(repo), name.split(".")[0]
+
+    assert [(p, m) for p, m in imports("vision") if m in ("companion", "firmware")] == []
+    assert [(p, m) for p, m in imports("companion") if m in ("vision", "firmware", "cv2")] == []
