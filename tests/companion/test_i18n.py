@@ -171,10 +171,10 @@ def test_the_api_answers_in_german_with_accept_language_de(client):
     assert table_error.get_json()["error"].startswith("unbekannter Befehlstyp")
     device = client.post("/api/tray/read", headers=GERMAN)
     assert device.status_code == 503 and "Kamera" in device.get_json()["error"]
-    for missing in (client.get("/api/game/99", headers=GERMAN),
+    for absent in (client.get("/api/game/99", headers=GERMAN),
                     client.post("/api/game/99/resume", headers=GERMAN)):
-        assert missing.status_code == 404
-        assert missing.get_json()["error"] == "es gibt kein Spiel 99"
+        assert absent.status_code == 404
+        assert absent.get_json()["error"] == "es gibt kein Spiel 99"
 
 
 def test_german_rules_words_in_refusals_and_history(client):
