@@ -172,7 +172,7 @@ def test_the_api_answers_in_german_with_accept_language_de(client):
     device = client.post("/api/tray/read", headers=GERMAN)
     assert device.status_code == 503 and "Kamera" in device.get_json()["error"]
     for absent in (client.get("/api/game/99", headers=GERMAN),
-                    client.post("/api/game/99/resume", headers=GERMAN)):
+                   client.post("/api/game/99/resume", headers=GERMAN)):
         assert absent.status_code == 404
         assert absent.get_json()["error"] == "es gibt kein Spiel 99"
 
