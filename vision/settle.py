@@ -572,18 +572,36 @@ def _align(
     shift = math.hypot(dx, dy)
     if response < 0.05 or shift < _MIN_SHIFT or shift > _MAX_SHIFT:
         return None
-    m = np.float32([[1, 0, -dx], [0, 1, -dy]])
-    moved = cv2.warpAffine(cur, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    moved_clip = cv2.warpAffine(
-        clipped.astype(np.uint8), m, (w, h), flags=cv2.INTER_NEAREST,
-        borderMode=cv2.BORDER_REPLICATE,
-    )
     return (
-        moved.reshape(cur.shape),
-        moved_clip.reshape(clipped.shape).astype(bool),
+        _shifted(cur, dx, dy).reshape(cur.shape),
+        _shifted(clipped, dx, dy, nearest=True).reshape(clipped.shape),
         math.ceil(shift) + 1,
         shift,
     )
+
+
+def _shifted(img: np.ndarray, dx: float, dy: float, *, nearest: bool = False) -> np.ndarray:
+    """``img`` moved back by (dx, dy): out(x, y) = img(x + dx, y + dy), edges replicated.
+
+    Exact bilinear weights in numpy rather than ``cv2.warpAffine``: OpenCV 4.x rounds the
+    sub-pixel position to 1/32 px and 5.x does not, and a 0.07 px shift rounded to 0.06 px moves
+    enough edge pixels past the threshold to read an exposure change as a cube on one version
+    and not the other. A pure shift is separable, so this is as cheap at the work size.
+    """
+    h, w = img.shape[:2]
+    xs = np.clip(np.arange(w) + dx, 0, w - 1)
+    ys = np.clip(np.arange(h) + dy, 0, h - 1)
+    if nearest:
+        return img[np.floor(ys + 0.5).astype(np.intp)][:, np.floor(xs + 0.5).astype(np.intp)]
+    x0 = np.floor(xs).astype(np.intp)
+    y0 = np.floor(ys).astype(np.intp)
+    x1 = np.minimum(x0 + 1, w - 1)
+    y1 = np.minimum(y0 + 1, h - 1)
+    extra = (1,) * (img.ndim - 2)
+    fx = (xs - x0).astype(np.float32).reshape(1, w, *extra)
+    fy = (ys - y0).astype(np.float32).reshape(h, 1, *extra)
+    rows = img[y0] * (1 - fy) + img[y1] * fy
+    return (rows[:, x0] * (1 - fx) + rows[:, x1] * fx).astype(img.dtype, copy=False)
 
 
 @functools.cache
