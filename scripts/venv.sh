@@ -1,9 +1,13 @@
 # shellcheck shell=bash
-# Sourced by run.sh and test.sh: make sure .venv exists and holds the project with the given extra.
-# Re-installs only when pyproject.toml changed, so the second start is quick.
+# Sourced by run.sh and test.sh: make sure a venv exists and holds the project with the given extra.
+# Re-installs only when pyproject.toml or the constraints changed, so the second start is quick.
+#   VENV_DIR     the venv to make (default .venv)
+#   CONSTRAINTS  a pip constraints file to install under (test.sh: scripts/pi-packages.txt for
+#                .venv-pi, the Raspberry Pi's numpy and OpenCV)
+#   PYTHON       the interpreter to make it with (default python3)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
+VENV="${VENV_DIR:-$ROOT/.venv}"
 EXTRA="${1:-}"
 PY="${PYTHON:-python3}"
 
@@ -24,14 +28,15 @@ fi
 
 spec="$ROOT"
 [ -n "$EXTRA" ] && spec="${ROOT}[$EXTRA]"
+constraints="$(mktemp)"
+[ -n "$ON_PI" ] && bash "$ROOT/scripts/pi-constraints.sh" > "$constraints"
+[ -n "${CONSTRAINTS:-}" ] && cat "$CONSTRAINTS" >> "$constraints"
 stamp="$VENV/.cubetower-installed-$EXTRA"
-want="$(sha256sum < "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+want="$(cat "$ROOT/pyproject.toml" "$constraints" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "Installing cubetower${EXTRA:+ with [$EXTRA]} into $VENV ..."
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-    constraints="$(mktemp)"
-    [ -n "$ON_PI" ] && bash "$ROOT/scripts/pi-constraints.sh" > "$constraints"
     "$VENV/bin/python" -m pip install --quiet --constraint "$constraints" -e "$spec"
-    rm -f "$constraints"
     echo "$want" > "$stamp"
 fi
+rm -f "$constraints"
