@@ -10,11 +10,15 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
 
-from firmware.config import ConfigError, load_config, with_overrides
+from firmware.config import Config, ConfigError, load_config, with_overrides
+from firmware.panel import PanelConfig
 
 
 def _count(args: argparse.Namespace) -> int:
@@ -159,14 +163,19 @@ def lan_addresses() -> list[str]:
     return found
 
 
-def print_url(host: str, port: int, out=sys.stdout, code: str | None = None) -> str:
-    """The address phones open, and with ``code`` the join line and a QR code that joins."""
+def phone_url(host: str, port: int) -> str:
+    """The address phones open: this machine's LAN address when listening on all of them."""
     if host in ("0.0.0.0", "", "::"):
         addresses = lan_addresses() or ["127.0.0.1"]
         url_host = addresses[0]
     else:
         url_host = host
-    url = f"http://{url_host}:{port}/"
+    return f"http://{url_host}:{port}/"
+
+
+def print_url(host: str, port: int, out=sys.stdout, code: str | None = None) -> str:
+    """The address phones open, and with ``code`` the join line and a QR code that joins."""
+    url = phone_url(host, port)
     print(f"\ncubetower is running. Open {url} on a phone on the same network", file=out)
     print(f"(or http://{socket.gethostname()}.local:{port}/ where mDNS works):\n", file=out)
     print_join(url, code, out)
@@ -191,45 +200,92 @@ def print_join(url: str, code: str | None, out=sys.stdout) -> None:
     out.flush()
 
 
+def _serve_config(args: argparse.Namespace) -> Config:
+    """The settings file with the command line's flags on top; ConfigError when it is wrong."""
+    return with_overrides(
+        load_config(args.config),
+        source=args.source,
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir,
+    )
+
+
+def _panel_config(args: argparse.Namespace) -> PanelConfig:
+    """The ``[panel]`` table even from a settings file with a mistake elsewhere, so the red LED
+    of a failed start lights the pins the panel is really wired to; the defaults otherwise."""
+    try:
+        return load_config(args.config).panel
+    except ConfigError:
+        pass
+    try:
+        with Path(args.config).open("rb") as handle:
+            return PanelConfig.from_dict(tomllib.load(handle).get("panel", {}))
+    except (OSError, TypeError, ValueError, AttributeError):
+        return PanelConfig()
+
+
 def _serve(args: argparse.Namespace) -> int:
-    from companion.store import StoreError
+    """Web server and panel first, then the device (see firmware.startup): a failed start is
+    shown on the phones and the LEDs, and tried again, instead of ending the process."""
+    from companion.hub import Hub
     from companion.web.server import create_server
-    from firmware.service import ModelError, build_device
-    from firmware.sources import SourceError
+    from companion.web.streams import StreamSlots
+    from firmware.service import Buttons, build_device, open_device_panel
+    from firmware.startup import Startup
+    from firmware.watchdog import SystemdNotifier
 
     try:
-        config = with_overrides(
-            load_config(args.config),
-            source=args.source,
-            host=args.host,
-            port=args.port,
-            data_dir=args.data_dir,
-        )
-        device = build_device(config)
-    except (ConfigError, SourceError, StoreError, ModelError) as exc:
-        print(f"cubetower serve: {exc}", file=sys.stderr)
-        return 2
-    print(f"camera: {device.source.name}; data: {config.data_path}", flush=True)
+        config = _serve_config(args)
+    except ConfigError:
+        # shown on the page by Startup; listen where the flags or the defaults say meanwhile
+        config = with_overrides(Config(), host=args.host, port=args.port)
+    buttons = Buttons()
+    panel = open_device_panel(replace(config, panel=_panel_config(args)), buttons)
+    notifier = SystemdNotifier.from_environment()
+    # the server's threads are sized for these stream slots: the device's app uses the same
+    streams = StreamSlots(Hub(), config.server.streams)
+    startup = Startup(
+        load=lambda: _serve_config(args),
+        build=lambda cfg: build_device(
+            cfg, panel=panel, buttons=buttons, notifier=notifier, streams=streams
+        ),
+        panel=panel,
+        config_path=str(args.config) if args.config else None,
+        heartbeat=notifier.ping,
+    )
     try:
         server = create_server(
-            device.app(),
-            device.streams,
+            startup.app,
+            streams,
             host=config.server.host,
             port=config.server.port,
             api_threads=config.server.threads,
         )
     except OSError as exc:
-        device.stop()
+        panel.show("error")
+        startup.close()
         print(
             f"cubetower serve: cannot listen on {config.server.host}:{config.server.port} "
             f"({exc.strerror or exc}); is cubetower already running? try --port",
             file=sys.stderr,
         )
         return 2
-    device.start()
-    url = print_url(config.server.host, server.effective_port, code=device.table_code.value)
-    device.table_code.on_change(lambda code: print_join(url, code))  # the log says why
-    device.notifier.ready(f"serving on port {server.effective_port}; camera: {device.source.name}")
+    host, port = config.server.host, server.effective_port
+
+    def started(device) -> None:
+        url = phone_url(host, port)
+        # before the first join line: a phone may ask for a new code the moment it reads it
+        device.table_code.on_change(lambda code: print_join(url, code))  # the log says why
+        print_url(host, port, code=device.table_code.value)
+
+    startup.on_started = started
+    stop = threading.Event()
+    starting = threading.Thread(target=startup.run, args=(stop,), name="startup", daemon=True)
+    starting.start()
+    print(f"cubetower is listening on port {port}; starting the camera ...", flush=True)
+    # the page is up (the game or what keeps it from starting): systemd may call it started
+    notifier.ready(f"serving on port {port}")
 
     def shut_down(signum, _frame):
         # Leave waitress's loop from the main thread; closing its sockets from inside the
@@ -243,7 +299,9 @@ def _serve(args: argparse.Namespace) -> int:
         logging.getLogger(__name__).info("stopping (%s)", why or "Ctrl-C")
     finally:
         server.close()
-        device.stop()
+        stop.set()
+        starting.join(timeout=10)
+        startup.close()
     return 0
 
 

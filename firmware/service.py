@@ -396,6 +396,27 @@ class Device:
         return AccessPolicy(self.table_code, HostNames.of(names))
 
 
+@dataclass
+class Buttons:
+    """What the panel's buttons do. The panel is opened before the device exists (so a failed
+    start can light the red LED); until the device is built a press does nothing."""
+
+    read_now: Callable[[], object] = lambda: None
+    undo: Callable[[], object] = lambda: None
+    next: Callable[[], object] = lambda: None
+
+
+def open_device_panel(config: Config, buttons: Buttons, *, pin_factory=None) -> Panel | NullPanel:
+    """The front panel, its buttons calling whatever ``buttons`` holds at the time of a press."""
+    return open_panel(
+        config.panel,
+        on_read_now=lambda: buttons.read_now(),
+        on_undo=lambda: buttons.undo(),
+        on_next=lambda: buttons.next(),
+        pin_factory=pin_factory,
+    )
+
+
 def build_device(
     config: Config,
     source: FrameSource | None = None,
@@ -403,11 +424,17 @@ def build_device(
     pin_factory=None,
     detector=None,
     notifier: SystemdNotifier | None = None,
+    panel: Panel | NullPanel | None = None,
+    buttons: Buttons | None = None,
+    streams: StreamSlots | None = None,
 ) -> Device:
     """Everything the device is made of; ``pin_factory`` lets tests use gpiozero's MockFactory,
     ``detector`` another cube model (default: the packaged one, loaded here: ModelError when it
     cannot be, before the camera or the database is opened), ``notifier`` the line to systemd
-    (default: the one systemd gave this process, if any)."""
+    (default: the one systemd gave this process, if any). ``panel`` and ``buttons``: a panel
+    opened earlier (:func:`open_device_panel`), otherwise one is opened here; ``streams``: the
+    stream slots (and their hub) a server made before the device was sized for. A start that fails
+    after the camera was opened closes it again, so the next try does not find it busy."""
     notifier = notifier or SystemdNotifier.from_environment()
     if detector is None:
         detector = load_detector()
@@ -417,14 +444,35 @@ def build_device(
     source = source or choose_source(
         camera.source, (camera.width, camera.height), camera_settings(config)
     )
+    try:
+        return _compose(config, source, detector, notifier, panel, buttons, pin_factory, streams)
+    except BaseException:
+        try:
+            source.close()
+        except Exception:
+            log.exception("could not close %s after the failed start", source.name)
+        raise
+
+
+def _compose(config, source, detector, notifier, panel, buttons, pin_factory, streams):
     store = Store(config.data_path / "cubetower.sqlite")
+    try:
+        return _wire(
+            config, source, detector, notifier, panel, buttons, pin_factory, streams, store
+        )
+    except BaseException:
+        store.close()
+        raise
+
+
+def _wire(config, source, detector, notifier, panel, buttons, pin_factory, streams, store):
     table_code = TableCode(config.data_path / "table-code")
-    hub = Hub()
+    hub = streams.hub if streams is not None else Hub()
     board = TrayBoard(store, hub)
     table = GameTable(store, hub)
     reference = empty_reference_for(config, source)
     session = SessionCalibration(config.data_path / "calibration.json", detector)
-    if camera.lock_exposure:
+    if config.camera.lock_exposure:
         source.use_exposure_lock(session.camera_lock)
     reader = Reader(
         reference,
@@ -443,16 +491,17 @@ def build_device(
         stall_seconds=config.watcher.stall_seconds,
         heartbeat=notifier.ping,
     )
-    mirror.panel = open_panel(
-        config.panel,
-        on_read_now=watcher.request_read,
-        on_undo=lambda: game_button(table.undo_latest, mirror),
-        on_next=lambda: game_button(lambda: confirm_latest(board, table), mirror),
-        pin_factory=pin_factory,
-    )
+    if panel is None:
+        buttons = Buttons()
+        panel = open_device_panel(config, buttons, pin_factory=pin_factory)
+    buttons = buttons or Buttons()
+    buttons.read_now = watcher.request_read
+    buttons.undo = lambda: game_button(table.undo_latest, mirror)
+    buttons.next = lambda: game_button(lambda: confirm_latest(board, table), mirror)
+    mirror.panel = panel
     device = Device(
         config, source, store, hub, board, table, watcher, mirror.panel, session, table_code,
-        detector, notifier,
+        detector, notifier, streams,
     )
     reader.on_reading = device.keep_if_empty
     table_code.on_change(

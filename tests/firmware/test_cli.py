@@ -154,17 +154,6 @@ def test_lan_addresses_leave_out_loopback():
     assert all(not a.startswith("127.") for a in lan_addresses())
 
 
-def test_serve_without_its_model_is_a_clear_error(tmp_path, capsys, monkeypatch):
-    import vision.detector
-
-    monkeypatch.setattr(vision.detector, "MODEL_DIR", tmp_path / "no-model")
-    status = main(["serve", "--source", "demo", "--host", "127.0.0.1", "--port", "0",
-                   "--data-dir", str(tmp_path / "data")])
-    assert status == 2
-    err = capsys.readouterr().err
-    assert "cubetower serve: cannot load the cube model: no cube model in" in err
-
-
 def test_serve_on_a_busy_port_is_a_clear_error(tmp_path, capsys):
     import socket
 
