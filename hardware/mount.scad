@@ -11,7 +11,7 @@
 // OpenSCAD 2021.01 or newer.
 
 /* [What to render] */
-part = "assembly";        // [assembly, post, post_extension, coupler, arm, foot]
+part = "assembly";        // [assembly, post, post_extension, coupler, arm, foot, none]
 
 /* [Camera position] */
 camera_height = 250;      // lens above the tray floor (200-320; 250 = 25 cm)
@@ -34,6 +34,7 @@ hole_spacing = [21, 12.5];// M2 hole pattern
 hole_inset = 2;           // hole centres from the board's side and top edges
 m2_hole = 2.4;            // M2 clearance hole
 m2_nut = 4.4;             // M2 nut across flats, plus clearance
+nut_depth = 2;            // hex nut trap depth in the plate (an M2 nut is 1.6 mm thick)
 standoff = 4;             // gap between plate and board (the back of the board has parts)
 board_and_lens = 6;       // board thickness plus the lens below it (approximate)
 
@@ -44,7 +45,7 @@ socket_depth = 30;        // how far the post goes into the arm, the foot and th
 post_pieces = 2;          // the post is printed in this many pieces (1 for a big printer)
 arm_w = 16;               // arm width
 arm_t = 9;                // arm thickness
-plate_t = 3;              // camera plate thickness
+plate_t = 4;              // camera plate thickness: nut_depth plus 2 mm of plate under each nut
 plate_margin = 3;         // plate beyond the board on each side
 plate_drop = 6;           // from the arm's underside to the plate (room for the M2 screw heads)
 m3_hole = 3.4;            // M3 cross pin through post and socket
@@ -72,6 +73,7 @@ assert(abs(tilt) <= 45, "tilt: at most 45 degrees either way");
 assert(reach >= block / 2 + plate[0] / 2, "reach: too short for the camera plate");
 assert(piece_len > socket_depth + 10, "post pieces too short: fewer post_pieces");
 assert(post_pieces >= 1 && post_pieces <= 4, "post_pieces: 1 to 4");
+assert(plate_t - nut_depth >= 2, "plate_t: leave at least 2 mm of plate under the nuts");
 
 // ---- parts -----------------------------------------------------------------------------------
 
@@ -153,22 +155,26 @@ module foot_part() {
 // below on standoffs, lens down. The ribbon connector is at the board's bottom edge (-y, away
 // from the post when the arm points along +x... rotated below so the cable runs to the post).
 module camera_plate() {
-    holes = [for (i = [-1, 1], j = [-1, 1]) [i * hole_spacing[0] / 2, j * hole_spacing[1] / 2]];
-    // hole pattern sits 2 mm from the board's top edge: shift the board relative to the holes
-    board_shift = board[1] / 2 - hole_inset - hole_spacing[1] / 2;
+    holes = hole_centres();
     difference() {
         union() {
-            translate([-plate[0] / 2, -plate[1] / 2 + board_shift, -plate_t])
-                rounded_box([plate[0], plate[1], plate_t], 2);
+            translate([0, 0, -plate_t]) plate_outline(plate_t);
             for (h = holes) translate([h[0], h[1], -plate_t - standoff + eps])
                 cylinder(d = 5, h = standoff);
         }
         for (h = holes) {
             translate([h[0], h[1], -plate_t - standoff - 1]) cylinder(d = m2_hole, h = standoff + plate_t + 2);
-            // nut traps on the top face
-            translate([h[0], h[1], -1.8]) cylinder(d = m2_nut / cos(30), h = 2, $fn = 6);
+            // hex nut traps in the top face (the shafts in arm_part lead down to them)
+            translate([h[0], h[1], -nut_depth]) cylinder(d = m2_nut / cos(30), h = nut_depth + eps, $fn = 6);
         }
     }
+}
+
+// The M2 hole centres and the plate's outline, in the camera plate's frame.
+function hole_centres() = [for (i = [-1, 1], j = [-1, 1]) [i * hole_spacing[0] / 2, j * hole_spacing[1] / 2]];
+board_shift = board[1] / 2 - hole_inset - hole_spacing[1] / 2;  // holes 2 mm from the top edge
+module plate_outline(h) {
+    translate([-plate[0] / 2, -plate[1] / 2 + board_shift, 0]) rounded_box([plate[0], plate[1], h], 2);
 }
 
 module rounded_box(size, r) {
@@ -187,12 +193,13 @@ module arm_part() {
                 cube([block, block, socket_depth + roof]);
             // bar
             translate([0, -arm_w / 2, arm_top - arm_t]) cube([reach + plate[0] / 2, arm_w, arm_t]);
-            // wedge from the bar end down to the (tilted) plate
+            // wedge from the whole bar section down to the whole (tilted) plate: printed upside
+            // down, its sides slope outwards at under 45 degrees, so the plate needs no support
             hull() {
                 translate([reach - plate[0] / 2, -arm_w / 2, arm_top - arm_t])
-                    cube([plate[0], arm_w, eps]);
-                translate([reach, 0, plate_z]) rotate([0, -tilt, 0])
-                    translate([-plate[0] / 2 + 2, -arm_w / 2, 0]) cube([plate[0] - 4, arm_w, eps]);
+                    cube([plate[0], arm_w, arm_t]);
+                translate([reach, 0, plate_z]) rotate([0, -tilt, 0]) rotate([0, 0, 90])
+                    plate_outline(eps);
             }
             translate([reach, 0, plate_z]) rotate([0, -tilt, 0]) rotate([0, 0, 90]) camera_plate();
         }
@@ -202,11 +209,12 @@ module arm_part() {
         // M3 cross pin
         translate([0, 0, arm_top - roof - socket_depth / 2]) rotate([0, 90, 0])
             cylinder(d = m3_hole, h = block + 2, center = true);
-        // room for the M2 nuts / screw heads above the plate
+        // hex shafts from the arm's top face down to the nut traps: the nuts drop in from
+        // above and the traps keep them from turning; the plate under them stays whole
         translate([reach, 0, plate_z]) rotate([0, -tilt, 0]) rotate([0, 0, 90])
-            for (i = [-1, 1], j = [-1, 1])
-                translate([i * hole_spacing[0] / 2, j * hole_spacing[1] / 2, -2])
-                    cylinder(d = 7, h = plate_drop + 2);
+            for (h = hole_centres())
+                translate([h[0], h[1], 0])
+                    cylinder(d = m2_nut / cos(30), h = arm_t + plate_drop + 40, $fn = 6);
     }
 }
 
@@ -240,6 +248,6 @@ if (part == "assembly") {
     translate([0, 0, arm_top]) rotate([180, 0, 0]) arm_part();
 } else if (part == "foot") {
     translate([0, 0, 5]) foot_part();
-} else {
+} else if (part != "none") {  // none: for files that include this one
     assert(false, str("unknown part \"", part, "\": use assembly, post, post_extension, coupler, arm or foot"));
 }

@@ -13,6 +13,7 @@ import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from gpiozero.pins.mock import MockFactory
 
@@ -198,15 +199,86 @@ def test_mount_scad_has_its_parameters_at_the_top():
     assert re.search(r"^camera_height\s*=\s*250\s*;", head, re.M)  # 25 cm, in mm
 
 
-@pytest.mark.skipif(shutil.which("openscad") is None, reason="openscad not installed")
-def test_mount_scad_compiles(tmp_path):
-    out = tmp_path / "mount.csg"
+needs_openscad = pytest.mark.skipif(shutil.which("openscad") is None,
+                                    reason="openscad not installed")
+
+
+def openscad(out: Path, source: Path, **values: str) -> subprocess.CompletedProcess:
+    defines = [arg for k, v in values.items() for arg in ("-D", f'{k}="{v}"')]
     result = subprocess.run(
-        ["openscad", "--hardwarnings", "-o", str(out), str(SCAD)],
-        capture_output=True, text=True, timeout=120,
+        ["openscad", "--hardwarnings", "-o", str(out), *defines, str(source)],
+        capture_output=True, text=True, timeout=180,
     )
     assert result.returncode == 0, result.stderr
-    assert out.stat().st_size > 0
+    return result
+
+
+def stl_triangles(path: Path) -> np.ndarray:
+    numbers = re.findall(r"vertex\s+(\S+)\s+(\S+)\s+(\S+)", path.read_text())
+    return np.array(numbers, dtype=float).reshape(-1, 3, 3)
+
+
+@needs_openscad
+@pytest.mark.parametrize(("part", "base"), [("assembly", "clip"), ("post", "clip"),
+                                            ("post_extension", "clip"), ("coupler", "clip"),
+                                            ("arm", "clip"), ("post", "foot"), ("foot", "foot")])
+def test_every_part_of_the_mount_renders_to_a_solid(tmp_path, part, base):
+    out = tmp_path / f"{part}.stl"
+    openscad(out, SCAD, part=part, base=base)
+    triangles = stl_triangles(out)
+    assert len(triangles) > 12
+    if part != "assembly":  # in print orientation: on the bed, nothing below it
+        assert triangles[:, :, 2].min() == pytest.approx(0, abs=1e-6)
+
+
+@needs_openscad
+def test_the_arm_prints_upside_down_without_supports(tmp_path):
+    """Downward faces (steeper than 45 degrees) above the bed are what needs supports. The arm
+    may have only the short bridges over its holes (the M3 pin, the nut shafts' ends: about
+    70 mm2 in all); the camera plate once overhung the wedge by 7.5 mm each side (550 mm2)."""
+    out = tmp_path / "arm.stl"
+    openscad(out, SCAD, part="arm")
+    t = stl_triangles(out)
+    normal = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+    area = np.linalg.norm(normal, axis=1) / 2
+    down = normal[:, 2] / np.maximum(2 * area, 1e-12) < -np.cos(np.radians(45))
+    above_bed = t[:, :, 2].min(axis=1) > 0.2
+    assert area[down & above_bed].sum() < 100
+
+
+def section_polygons(tmp_path: Path, below_plate_top: str) -> list[np.ndarray]:
+    """The arm cut horizontally ``below_plate_top`` mm under the camera plate's top face."""
+    cut = tmp_path / "cut.scad"
+    cut.write_text(
+        f"include <{SCAD}>\npart = \"none\";\n"
+        f"projection(cut = true) translate([0, 0, -(arm_top - arm_t - plate_drop - "
+        f"({below_plate_top}))]) arm_part();\n"
+    )
+    out = tmp_path / "cut.svg"
+    openscad(out, cut)
+    polygons = []
+    for sub in re.findall(r"M([^z]*)z", ET.parse(out).getroot()[1].get("d")):
+        points = re.findall(r"(-?[\d.]+),(-?[\d.]+)", sub)
+        polygons.append(np.array(points, dtype=float))
+    return polygons
+
+
+@needs_openscad
+def test_the_camera_plate_has_four_hex_nut_traps_with_plate_under_them(tmp_path):
+    text = SCAD.read_text(encoding="utf-8")
+    nut = float(re.search(r"^m2_nut\s*=\s*([\d.]+)", text, re.M)[1])
+    m2 = float(re.search(r"^m2_hole\s*=\s*([\d.]+)", text, re.M)[1])
+    # halfway down the traps: four hexagons an M2 nut fits, flats `m2_nut` apart
+    hexes = [p for p in section_polygons(tmp_path, "nut_depth / 2") if len(p) == 6]
+    assert len(hexes) == 4
+    for hexagon in hexes:
+        assert np.ptp(hexagon[:, 0]) == pytest.approx(nut, abs=0.05)
+    # 2 mm further down: the plate, with only the M2 screw holes through it
+    cut = section_polygons(tmp_path, "nut_depth + 1.9")
+    assert not [p for p in cut if len(p) == 6]
+    holes = [p for p in cut if np.ptp(p[:, 0]) < nut]  # the rest: the plate, the socket block
+    assert len(holes) == 4
+    assert all(np.ptp(h[:, 0]) == pytest.approx(m2, abs=0.1) for h in holes)
 
 
 # docs ----------------------------------------------------------------------------------------
