@@ -278,14 +278,19 @@ def _serve(args: argparse.Namespace) -> int:
         # before the first join line: a phone may ask for a new code the moment it reads it
         device.table_code.on_change(lambda code: print_join(url, code))  # the log says why
         print_url(host, port, code=device.table_code.value)
+        notifier.ready(f"serving on port {port}; camera: {device.source.name}")
+
+    def cannot_start(fault) -> None:
+        # the page shows what is wrong: systemd may call the service started (and not kill it
+        # for taking too long), with the reason as its status
+        notifier.ready(f"serving on port {port}; cannot start: {fault.what}")
 
     startup.on_started = started
+    startup.on_fault = cannot_start
     stop = threading.Event()
     starting = threading.Thread(target=startup.run, args=(stop,), name="startup", daemon=True)
     starting.start()
     print(f"cubetower is listening on port {port}; starting the camera ...", flush=True)
-    # the page is up (the game or what keeps it from starting): systemd may call it started
-    notifier.ready(f"serving on port {port}")
 
     def shut_down(signum, _frame):
         # Leave waitress's loop from the main thread; closing its sockets from inside the

@@ -88,6 +88,7 @@ class Startup:
     # systemd's watchdog must not restart it (the fault page would vanish with it)
     heartbeat: Callable[[], object] = lambda: None
     on_started: Callable[[Device], object] = lambda device: None
+    on_fault: Callable[[Fault], object] = lambda fault: None  # each new fault, once
     fault: Fault = STARTING
     device: Device | None = None
     app: SwitchApp = field(init=False)
@@ -105,6 +106,7 @@ class Startup:
                 fault = explain(exc, self.config_path, self.retry_seconds)
                 if fault != self.fault:
                     log.error("cubetower cannot start: %s. %s", fault.what, fault.do)
+                    self.on_fault(fault)
                 self.fault = fault
                 self.panel.show("error")
                 self.heartbeat()

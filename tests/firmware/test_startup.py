@@ -8,6 +8,7 @@ each give the fault page, and the game appears once the fault is gone.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 from fake_detector import demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from test_watchdog import NotifySocket
 from werkzeug.test import Client
 
 from companion.web.fault import STARTING, Fault, create_fault_app
@@ -197,14 +199,18 @@ def get(url):
 
 
 def test_serve_with_a_broken_settings_file_serves_the_fault_page(tmp_path):
-    """What systemd starts: the process stays up, the page says why, SIGTERM ends it cleanly."""
+    """What systemd starts: the process stays up and says it is ready (so systemd neither kills
+    it for a slow start nor restarts it), the page says why, SIGTERM ends it cleanly."""
     settings = tmp_path / "config.toml"
     settings.write_text("[server\nport = 80\n")
+    systemd = NotifySocket()
+    env = {**os.environ, "NOTIFY_SOCKET": systemd.address, "WATCHDOG_USEC": "30000000"}
+    env.pop("WATCHDOG_PID", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "firmware.cli", "serve", "--source", "demo", "--host",
          "127.0.0.1", "--port", "0", "--data-dir", str(tmp_path / "data"),
          "--config", str(settings)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     try:
         url = None
@@ -225,8 +231,11 @@ def test_serve_with_a_broken_settings_file_serves_the_fault_page(tmp_path):
         assert str(settings) in health["what_to_do"]
         status, page = get(url)
         assert status == 503 and b"cubetower cannot start" in page
+        ready = [m for m in systemd.messages(0.5) if m.startswith("READY=1")]
+        assert ready and "cannot start: the settings file has a mistake" in ready[0]
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=15) == 0
     finally:
+        systemd.close()
         if server.poll() is None:
             server.kill()
