@@ -198,7 +198,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
         conf = float(min(1.0, c.score) * p[k])
         unsure = conf < UNSURE_BELOW
         if unsure:
-            second = int(np.argsort(p)[-2])
+            # the likeliest other colour; on a tie the first in COLOURS (argsort's order of
+            # equal values differs between numpy 1.x and 2.x)
+            second = max((j for j in range(len(p)) if j != k), key=lambda j: p[j])
             place = tray.place(c.x, c.y, w, h)
             if p[k] < 0.75:
                 said.append(Doubt("colour", COLOURS[k], COLOURS[second], place))

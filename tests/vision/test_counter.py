@@ -266,7 +266,8 @@ def test_each_warning_has_its_doubt_as_data_in_the_same_order():
     assert reading.doubts == (
         Doubt("too_many_read_as", "red", "blue"),
         Doubt("colour", "yellow", "white", "top-left", times=2),
-        Doubt("colour", "blue", "yellow", "bottom"),  # the renamed red, now an unsure blue
+        # the renamed red, now an unsure blue; every other colour is at 0: the first of them
+        Doubt("colour", "blue", "black", "bottom"),
         Doubt("not_a_cube", "black", place="bottom-right"),
         Doubt("one_more", "green", place="middle"),
         Doubt("no_outline"),
