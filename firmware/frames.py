@@ -95,6 +95,46 @@ class FrameSource:
         self.close()
 
 
+class Revival:
+    """How a stopped camera comes back: what stopped it, when to try again, how often it did.
+
+    Why one class: the Pi camera and the webcam stop (a loose cable, a driver hiccup) and come
+    back the same way: try at once, then every ``retry_seconds`` while it will not, and keep
+    naming what first went wrong rather than the latest failed try.
+    """
+
+    def __init__(
+        self, clock: Callable[[], float], stopped: str, lost: Callable[[str, Exception], str]
+    ):
+        self._clock = clock
+        self._stopped = stopped  # the reason when nothing more precise is known
+        self._lost_text = lost  # (why it stopped, why it will not start) -> the message
+        self._retry_at = 0.0
+        self._why = ""
+        self.lost = ""  # what the players are told while it does not come back
+        self.restarts = 0
+
+    def restarted(self) -> None:
+        """Count a restart; the first try to bring it back is at once."""
+        self.restarts += 1
+        self._retry_at = 0.0
+
+    def bring_back(self, start: Callable[[], T], retry_seconds: float, why: str = "") -> T:
+        """``start()``'s camera; CameraStalled (naming what first went wrong) if it will not."""
+        self._why = why = why or self._why or self._stopped
+        now = self._clock()
+        if now < self._retry_at:
+            raise CameraStalled(self.lost)
+        try:
+            camera = start()
+        except SourceError as exc:
+            self._retry_at = now + retry_seconds
+            self.lost = self._lost_text(why, exc)
+            raise CameraStalled(self.lost) from exc
+        self._why = ""
+        return camera
+
+
 def call_with_timeout(function: Callable[[], T], timeout: float, what: str) -> T:
     """``function()``, or TimeoutError after ``timeout`` seconds.
 

@@ -37,6 +37,7 @@ from firmware.frames import (
     Frame,
     FrameError,
     FrameSource,
+    Revival,
     SourceError,
 )
 
@@ -140,10 +141,10 @@ class PiCameraSource(FrameSource):
         self._lock: dict | None = None  # exposure controls held since the calibration
         self._counter = 0
         self._failures = 0
-        self._retry_at = 0.0
-        self._lost = ""
-        self._why = ""  # what made the camera stop, while it does not come back
-        self.restarts = 0
+        self._revival = Revival(
+            clock, "the Pi camera stopped answering",
+            lambda why, exc: f"{why}; it does not start again ({exc}); trying every few seconds",
+        )
         self.focus: dict = {}  # how the lens was set, for the log and the health page
         self._camera = self._start()
 
@@ -276,32 +277,24 @@ class PiCameraSource(FrameSource):
         camera, self._camera = self._camera, None
         if camera is not None:
             self._close_quietly(camera)
-        self.restarts += 1
-        self._retry_at = 0.0
+        self._revival.restarted()
         log.warning("%s; restarting it (restart %d)", why, self.restarts)
         self._start_again(why)
 
     def _start_again(self, why: str = "") -> None:
-        """Start the camera again; CameraStalled (naming what first went wrong) if it won't."""
-        self._why = why = why or self._why or "the Pi camera stopped answering"
-        now = self._clock()
-        if now < self._retry_at:
-            raise CameraStalled(self._lost)
-        try:
-            self._camera = self._start()
-        except SourceError as exc:
-            self._retry_at = now + self.RETRY_SECONDS
-            self._lost = f"{why}; it does not start again ({exc}); trying every few seconds"
-            raise CameraStalled(self._lost) from exc
-        self._why = ""
+        self._camera = self._revival.bring_back(self._start, self.RETRY_SECONDS, why)
         log.info("%s is back", self.name)
+
+    @property
+    def restarts(self) -> int:
+        return self._revival.restarts
 
     # exposure -------------------------------------------------------------------------------
 
     def lock_exposure(self) -> dict:
         camera = self._camera
         if camera is None:
-            raise FrameError(self._lost or "the Pi camera is not running")
+            raise FrameError(self._revival.lost or "the Pi camera is not running")
         available = dict(camera.camera_controls)
         self._lock = None
         free = {k: True for k in ("AeEnable", "AwbEnable") if k in available}

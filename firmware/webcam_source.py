@@ -22,6 +22,7 @@ from firmware.frames import (
     Frame,
     FrameError,
     FrameSource,
+    Revival,
     SourceError,
     call_with_timeout,
 )
@@ -105,10 +106,9 @@ class WebcamSource(FrameSource):
         self._lock: dict | None = None
         self._failures = 0
         self._counter = 0
-        self._retry_at = 0.0
-        self._lost = ""
-        self._why = ""  # what made the webcam stop, while it does not come back
-        self.restarts = 0
+        self._revival = Revival(
+            clock, f"{self.name} stopped answering", lambda why, exc: f"{why}; webcam lost: {exc}"
+        )
         self._held: _Capture | None = self._open()
         if self.settings.mains_hz:
             hz = self.settings.mains_hz
@@ -161,24 +161,16 @@ class WebcamSource(FrameSource):
         if held is not None:
             held.release()
         self._failures = 0
-        self.restarts += 1
-        self._retry_at = 0.0
+        self._revival.restarted()
         log.warning("%s; opening it again (restart %d)", why, self.restarts)
         self._open_again(why)
 
     def _open_again(self, why: str = "") -> None:
-        """Open the webcam again; CameraStalled (naming what first went wrong) if it won't."""
-        self._why = why = why or self._why or f"{self.name} stopped answering"
-        now = self._clock()
-        if now < self._retry_at:
-            raise CameraStalled(self._lost)
-        try:
-            self._held = self._open()
-        except SourceError as exc:
-            self._retry_at = now + self.RETRY_SECONDS
-            self._lost = f"{why}; webcam lost: {exc}"
-            raise CameraStalled(self._lost) from exc
-        self._why = ""
+        self._held = self._revival.bring_back(self._open, self.RETRY_SECONDS, why)
+
+    @property
+    def restarts(self) -> int:
+        return self._revival.restarts
 
     # exposure -------------------------------------------------------------------------------
 
@@ -186,7 +178,7 @@ class WebcamSource(FrameSource):
         """Run ``function(capture)`` between reads; FrameError when a read holds it too long."""
         held = self._held
         if held is None:
-            raise FrameError(self._lost or f"{self.name} is not open")
+            raise FrameError(self._revival.lost or f"{self.name} is not open")
         if not held.lock.acquire(timeout=self.settings.capture_timeout):
             raise CameraStalled(f"{self.name} is stuck in a read")
         try:
