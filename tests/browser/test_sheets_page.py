@@ -65,7 +65,7 @@ def test_the_goods_on_each_player_sheet_at_set_up_and_corrected_later(served, br
     phone.wait_seq(snap["seq"])
     assert phone.locator("#now-body .sheet-goods").count() == 0  # set-up is over
     phone.click("#views a[data-view='sheet']")
-    assert phone.locator("#sheets-card").is_visible()
+    phone.wait_for_selector("#sheets-card", state="visible")  # the view switches
     ada = sheet(phone, "#sheets-body", "Ada")
     assert ada.locator(".sheet-said").text_content() == "Ada: cotton, sugar"
     tick(ada, {"cotton", "coffee"})
@@ -106,8 +106,8 @@ def test_the_sheets_card_is_gone_once_the_game_is_over(served, browser):
     assert snap["state"]["stage"] == "over"
     phone = Phone(browser, url, device.table_code.value, "sheet")
     phone.wait_seq(snap["seq"])
-    assert phone.locator("#players-card").is_visible()
-    assert not phone.locator("#sheets-card").is_visible()
+    phone.wait_for_selector("#players-card", state="visible")
+    phone.wait_for_selector("#sheets-card", state="hidden")
     phone.close()
 
 
