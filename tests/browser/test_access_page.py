@@ -39,7 +39,7 @@ def test_a_phone_without_the_code_watches_and_cannot_write(served, browser):
     # the game is there to read, but nothing that writes is on the screen
     assert watcher.text_content("#now-title") == "Set up the game"
     watcher.click("#views a[data-view='sheet']")
-    assert watcher.locator("#players-card").is_visible()
+    watcher.wait_for_selector("#players-card", state="visible")
     watcher.click("#views a[data-view='table']")
     for selector in ("#undo", "#read-now", "#now-body button", "#now-body form",
                      "summary:has-text('Calibrate')"):
@@ -65,7 +65,7 @@ def test_a_phone_without_the_code_watches_and_cannot_write(served, browser):
     watcher.wait_for_function("() => document.body.dataset.access === 'playing'")
     assert watcher.locator("#undo").is_visible()
     watcher.click("#views a[data-view='device']")  # the tray, the camera, the table code
-    assert watcher.locator("#read-now").is_visible()
+    watcher.wait_for_selector("#read-now", state="visible")
     assert watcher.text_content("#table-code") == device.table_code.value
     assert errors == []
     watcher.close()
