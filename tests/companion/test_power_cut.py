@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+from child_output import ChildOutput
+
 from companion.hub import Hub
 from companion.store import Store
 from companion.table import GameTable
@@ -41,7 +43,7 @@ def test_a_killed_writer_leaves_a_game_that_loads(tmp_path):
         cwd=os.getcwd(),
     )
     try:
-        assert writer.stdout.readline().strip() == "ready"
+        ChildOutput(writer).wait_for(lambda s: s.strip() == "ready", what="ready")
         time.sleep(0.5)  # let it write a good number of events
     finally:
         writer.send_signal(signal.SIGKILL)
@@ -82,7 +84,7 @@ def test_a_writer_killed_while_making_games_leaves_no_half_made_game(tmp_path):
             cwd=os.getcwd(),
         )
         try:
-            assert writer.stdout.readline().strip() == "ready"
+            ChildOutput(writer).wait_for(lambda s: s.strip() == "ready", what="ready")
             time.sleep(kill_after)
         finally:
             writer.send_signal(signal.SIGKILL)

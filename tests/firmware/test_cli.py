@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from child_output import ChildOutput
 
 from firmware.cli import main
 from firmware.sources import DEMO_DIR
@@ -183,12 +184,9 @@ def test_serve_starts_and_stops_cleanly_on_sigterm(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
-        url = None
-        for line in server.stdout:
-            if "cubetower is running" in line:
-                url = line.split("Open ")[1].split()[0]
-                break
-        assert url and url.startswith("http://127.0.0.1:")
+        line = ChildOutput(server).wait_for(lambda s: "cubetower is running" in s, what="its URL")
+        url = line.split("Open ")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(url + "api/health", timeout=10) as response:
             assert json.load(response)["ok"] is True
         server.send_signal(signal.SIGTERM)
@@ -221,32 +219,27 @@ def test_serve_prints_the_join_code_and_the_new_one_when_a_phone_asks(tmp_path):
     import urllib.request
 
     repo = Path(__file__).resolve().parents[2]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "serve", "--source", "demo", "--host", "127.0.0.1",
-         "--port", "0", "--data-dir", str(tmp_path)],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "firmware.cli", "serve", "--source", "demo", "--host",
+             "127.0.0.1", "--port", "0", "--data-dir", str(tmp_path / "data")],
+            cwd=repo, stdout=subprocess.PIPE, stderr=stderr, text=True,
+        )
     try:
-        url = code = None
-        for line in server.stdout:
-            if "cubetower is running" in line:
-                url = line.split("Open ")[1].split()[0]
-            if line.startswith("join code: "):
-                code = line.split(": ", 1)[1].strip()
-                break
-        assert url and code
-        assert (tmp_path / "table-code").read_text().strip() == code
+        output = ChildOutput(server, log)
+        line = output.wait_for(lambda s: "cubetower is running" in s, what="its URL")
+        url = line.split("Open ")[1].split()[0]
+        line = output.wait_for(lambda s: s.startswith("join code: "), what="the join line")
+        code = line.split(": ", 1)[1].strip()
+        assert (tmp_path / "data" / "table-code").read_text().strip() == code
         ask = urllib.request.Request(
             url + "api/access/new-code", method="POST", headers={"X-Table-Code": code}
         )
         with urllib.request.urlopen(ask, timeout=10) as response:
             new = json.load(response)["code"]
-        for line in server.stdout:
-            if line.startswith("join code: "):
-                assert line.strip() == f"join code: {new}" and new != code
-                break
-        else:
-            pytest.fail("no join line for the new code")
+        line = output.wait_for(lambda s: s.startswith("join code: "), what="the new join line")
+        assert line.strip() == f"join code: {new}" and new != code
     finally:
         server.terminate()
         server.wait(timeout=15)

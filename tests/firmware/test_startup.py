@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from child_output import ChildOutput
 from fake_detector import demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from test_watchdog import NotifySocket
@@ -213,12 +214,10 @@ def test_serve_with_a_broken_settings_file_serves_the_fault_page(tmp_path):
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     try:
-        url = None
-        for line in server.stdout:
-            if line.startswith("cubetower is listening on port "):
-                url = f"http://127.0.0.1:{line.split()[5].rstrip(';')}/"
-                break
-        assert url, "no port printed"
+        line = ChildOutput(server).wait_for(
+            lambda s: s.startswith("cubetower is listening on port "), what="its port"
+        )
+        url = f"http://127.0.0.1:{line.split()[5].rstrip(';')}/"
         deadline = time.monotonic() + 20
         while True:
             status, body = get(url + "api/health")
