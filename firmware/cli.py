@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import signal
@@ -176,28 +177,48 @@ def phone_url(host: str, port: int) -> str:
 def print_url(host: str, port: int, out=sys.stdout, code: str | None = None) -> str:
     """The address phones open, and with ``code`` the join line and a QR code that joins."""
     url = phone_url(host, port)
-    print(f"\ncubetower is running. Open {url} on a phone on the same network", file=out)
-    print(f"(or http://{socket.gethostname()}.local:{port}/ where mDNS works):\n", file=out)
-    print_join(url, code, out)
+    out.write(url_text(url, port) + join_text(url, code))
+    out.flush()
     return url
 
 
-def print_join(url: str, code: str | None, out=sys.stdout) -> None:
+def url_text(url: str, port: int) -> str:
+    return (f"\ncubetower is running. Open {url} on a phone on the same network\n"
+            f"(or http://{socket.gethostname()}.local:{port}/ where mDNS works):\n\n")
+
+
+def join_text(url: str, code: str | None) -> str:
     """``join code: <code>`` and a QR code of the page with the code in it: scanning joins."""
+    text = io.StringIO()
     link = url
     if code:
-        print(f"join code: {code}", file=out)
-        print("Scan this to join the table (phones without the code only watch):", file=out)
+        text.write(f"join code: {code}\n")
+        text.write("Scan this to join the table (phones without the code only watch):\n")
         link = f"{url}?{urlencode({'code': code})}"
     try:
         import qrcode
 
         qr = qrcode.QRCode(border=1)
         qr.add_data(link)
-        qr.print_ascii(out=out, invert=True)
+        qr.print_ascii(out=text, invert=True)
     except Exception as exc:  # a QR code is a nicety; the URL and the code above are enough
-        print(f"(no QR code: {exc})", file=out)
-    out.flush()
+        text.write(f"(no QR code: {exc})\n")
+    return text.getvalue()
+
+
+class Terminal:
+    """Where ``serve`` talks to the person who started it. Three threads write here (the main
+    loop, the start, a phone asking for a new code): each message goes out whole, so no line of
+    one lands inside a line of another (people and tests look for a line ``join code: ...``)."""
+
+    def __init__(self, out=sys.stdout):
+        self._out = out
+        self._lock = threading.Lock()
+
+    def say(self, text: str) -> None:
+        with self._lock:
+            self._out.write(text if text.endswith("\n") else text + "\n")
+            self._out.flush()
 
 
 def _serve_config(args: argparse.Namespace) -> Config:
@@ -273,11 +294,13 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     host, port = config.server.host, server.effective_port
 
+    terminal = Terminal()
+
     def started(device) -> None:
         url = phone_url(host, port)
         # before the first join line: a phone may ask for a new code the moment it reads it
-        device.table_code.on_change(lambda code: print_join(url, code))  # the log says why
-        print_url(host, port, code=device.table_code.value)
+        device.table_code.on_change(lambda code: terminal.say(join_text(url, code)))
+        terminal.say(url_text(url, port) + join_text(url, device.table_code.value))
         notifier.ready(f"serving on port {port}; camera: {device.source.name}")
 
     def cannot_start(fault) -> None:
@@ -290,7 +313,7 @@ def _serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     starting = threading.Thread(target=startup.run, args=(stop,), name="startup", daemon=True)
     starting.start()
-    print(f"cubetower is listening on port {port}; starting the camera ...", flush=True)
+    terminal.say(f"cubetower is listening on port {port}; starting the camera ...")
 
     def shut_down(signum, _frame):
         # Leave waitress's loop from the main thread; closing its sockets from inside the

@@ -243,3 +243,39 @@ def test_serve_prints_the_join_code_and_the_new_one_when_a_phone_asks(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=15)
+
+
+def test_the_terminal_keeps_each_message_whole_when_threads_talk_at_once():
+    """The start, the main loop and a phone's new code print at once: a line ``join code: ...``
+    must never land inside another line (a test waiting for it hung CI for 80 minutes)."""
+    import threading
+    import time
+
+    from firmware import cli
+
+    class SlowOut:
+        def __init__(self):
+            self.text = ""
+
+        def write(self, text):
+            for char in text:  # as slow as a pipe that is full: other threads get in between
+                self.text += char
+                time.sleep(0)
+            return len(text)
+
+        def flush(self):
+            pass
+
+    out = SlowOut()
+    terminal = cli.Terminal(out)
+    messages = [cli.join_text("http://127.0.0.1:8000/", f"CODE{n:02d}") for n in range(6)]
+    messages.append("cubetower is listening on port 8000; starting the camera ...")
+    threads = [threading.Thread(target=terminal.say, args=(m,)) for m in messages]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(line for line in out.text.splitlines() if "CODE" in line) == [
+        f"join code: CODE{n:02d}" for n in range(6)
+    ]
+    assert "cubetower is listening on port 8000; starting the camera ...\n" in out.text
