@@ -182,9 +182,11 @@ def print_url(host: str, port: int, out=sys.stdout, code: str | None = None) -> 
     return url
 
 
-def url_text(url: str, port: int) -> str:
+def url_text(url: str, port: int, name: str = "") -> str:
+    """``name``: the mDNS name the device publishes (firmware/mdns.py), else the host name."""
+    local = f"{name or socket.gethostname()}.local" + ("" if port == 80 else f":{port}")
     return (f"\ncubetower is running. Open {url} on a phone on the same network\n"
-            f"(or http://{socket.gethostname()}.local:{port}/ where mDNS works):\n\n")
+            f"(or http://{local}/ where mDNS works):\n\n")
 
 
 def join_text(url: str, code: str | None) -> str:
@@ -246,6 +248,23 @@ def _panel_config(args: argparse.Namespace) -> PanelConfig:
         return PanelConfig()
 
 
+def name_announcer(config: Config, port: int, terminal: Terminal):
+    """``<mdns_name>.local`` published for the addresses the server listens on; None when it
+    listens on loopback only (phones could not reach it) or the setting is ``""``."""
+    from firmware.mdns import NameAnnouncer
+
+    host = config.server.host
+    if not config.server.mdns_name or host.startswith("127.") or host in ("localhost", "::1"):
+        return None
+    everywhere = host in ("0.0.0.0", "", "::")
+    announcer = NameAnnouncer(
+        config.server.mdns_name, port, lan_addresses if everywhere else (lambda: [host]),
+        say=terminal.say,
+    )
+    announcer.start()
+    return announcer
+
+
 def _serve(args: argparse.Namespace) -> int:
     """Web server and panel first, then the device (see firmware.startup): a failed start is
     shown on the phones and the LEDs, and tried again, instead of ending the process."""
@@ -292,15 +311,16 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    host, port = config.server.host, server.effective_port
-
+    host, port = config.server.host, int(server.effective_port)
     terminal = Terminal()
+    announcer = name_announcer(config, port, terminal)
 
     def started(device) -> None:
         url = phone_url(host, port)
         # before the first join line: a phone may ask for a new code the moment it reads it
         device.table_code.on_change(lambda code: terminal.say(join_text(url, code)))
-        terminal.say(url_text(url, port) + join_text(url, device.table_code.value))
+        terminal.say(url_text(url, port, announcer.wanted if announcer else "")
+                     + join_text(url, device.table_code.value))
         notifier.ready(f"serving on port {port}; camera: {device.source.name}")
 
     def cannot_start(fault) -> None:
@@ -327,6 +347,8 @@ def _serve(args: argparse.Namespace) -> int:
         logging.getLogger(__name__).info("stopping (%s)", why or "Ctrl-C")
     finally:
         server.close()
+        if announcer:
+            announcer.close()
         stop.set()
         starting.join(timeout=10)
         startup.close()

@@ -45,6 +45,9 @@ class ServerConfig:
     # names the phone app answers to besides its addresses, localhost, *.local and its host
     # name (any other Host is refused: DNS rebinding); "*.club.lan" allows every name under it
     allowed_hosts: tuple[str, ...] = ()
+    # phones open http://<mdns_name>.local/ whatever the Pi's host name (firmware/mdns.py);
+    # "" publishes nothing (avahi still answers to the host name)
+    mdns_name: str = "cubetower"
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,12 @@ def load_config(path: str | Path | None) -> Config:
                 f"{path} [server]: allowed_hosts: {name!r} is not a host name "
                 "(a name such as \"cubetower.club.lan\" or \"*.club.lan\"; no scheme or port)"
             )
+    name = config.server.mdns_name
+    if name and not (len(name) <= 63 and re.fullmatch(LABEL, name)):
+        raise ConfigError(
+            f"{path} [server]: mdns_name {name!r} must be one name of letters, digits and "
+            "hyphens, without '.local' (\"cubetower\" answers as cubetower.local), or \"\" for none"
+        )
     check_camera(config, str(path))
     return config
 

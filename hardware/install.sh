@@ -18,7 +18,7 @@
 #   5. /var/lib/cubetower (data, owned by cubetower), /etc/cubetower/config.toml (settings, kept
 #      if present) and /etc/cubetower/install.env (the source and port, kept on rerun)
 #   6. /etc/systemd/system/cubetower.service from hardware/cubetower.service; enable + (re)start;
-#      /etc/avahi/services/cubetower.service announces the page on the network (mDNS)
+#      the service answers to cubetower.local itself (firmware/mdns.py; an older avahi file goes)
 #   7. prints the address to open on a phone
 #
 # CUBETOWER_ROOT (empty on a real install) puts every system path under another directory: the
@@ -280,23 +280,10 @@ install -D -m 644 "$unit_tmp" "$R$UNIT_FILE"
 if command -v systemd-analyze >/dev/null && [ -z "$R" ]; then
     systemd-analyze verify "$UNIT_FILE" || warn "systemd-analyze found problems in $UNIT_FILE"
 fi
-# Announce the page by mDNS (avahi-daemon reads this folder by itself): phones and computers that
-# browse the network for web pages list "cubetower", at whatever the Pi is called.
-install -d -m 755 "$R$AVAHI_DIR"
-cat > "$R$AVAHI_FILE" <<EOF
-<?xml version="1.0" standalone='no'?>
-<!DOCTYPE service-group SYSTEM "avahi-service.dtd">
-<!-- Written by cubetower's hardware/install.sh: the phone page, announced on the network. -->
-<service-group>
-  <name replace-wildcards="yes">cubetower on %h</name>
-  <service>
-    <type>_http._tcp</type>
-    <port>$PORT</port>
-    <txt-record>path=/</txt-record>
-  </service>
-</service-group>
-EOF
-chmod 644 "$R$AVAHI_FILE"
+# The service itself answers to cubetower.local and announces its page (firmware/mdns.py,
+# [server] mdns_name), whatever the Pi is called; an avahi service file of an older install would
+# list the page twice.
+rm -f "$R$AVAHI_FILE"
 
 systemctl daemon-reload
 systemctl enable cubetower.service >/dev/null
@@ -334,7 +321,11 @@ fi
 suffix=""
 [ "$PORT" = 80 ] || suffix=":$PORT"
 ip_addr="$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | head -n 1 || true)"
-name="$(hostname 2>/dev/null || echo cubetower)"
+# the name the service answers to by mDNS ([server] mdns_name); "" there: the Pi's own name
+name="$(python3 -c 'import sys, tomllib
+print(tomllib.load(open(sys.argv[1], "rb")).get("server", {}).get("mdns_name", "cubetower"))' \
+    "$R$CONF_FILE" 2>/dev/null || echo cubetower)"
+[ -n "$name" ] || name="$(hostname 2>/dev/null || echo cubetower)"
 url="http://${ip_addr:-$name.local}$suffix/"
 # the service makes the table code at its first start: phones need it to play, not to watch
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$R$DATA_DIR/table-code" ] && break; sleep 1; done

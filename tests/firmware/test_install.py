@@ -116,7 +116,9 @@ def test_a_fresh_install_sets_up_the_service_user_unit_settings_and_mdns(pi):
     assert "ExecStart=/opt/cubetower/venv/bin/cubetower serve" in text
     assert not re.search(r"@[A-Z]+@", text)
     assert (root / "etc/cubetower/config.toml").is_file()
-    assert "<port>80</port>" in (root / "etc/avahi/services/cubetower.service").read_text()
+    # the service answers to cubetower.local itself (firmware/mdns.py): no avahi service file
+    assert not (root / "etc/avahi/services/cubetower.service").exists()
+    assert "http://cubetower.local/" in done.stdout
     assert (root / "opt/cubetower/venv/bin/cubetower").exists()
     calls = done.calls
     [useradd] = [c for c in calls if c.startswith("useradd ")]
@@ -146,9 +148,21 @@ def test_a_rerun_keeps_every_setting(pi):
     assert not [c for c in done.calls if c.startswith("useradd")]  # the user exists already
     assert not [c for c in done.calls if c.startswith("usermod")]  # and is in its groups
 
-    pi("--port", "81")  # one setting given again: only that one changes
+    done = pi("--port", "81")  # one setting given again: only that one changes
     assert env_file(pi.root) == {"CUBETOWER_SOURCE": "webcam:1", "CUBETOWER_PORT": "81"}
-    assert "<port>81</port>" in (pi.root / "etc/avahi/services/cubetower.service").read_text()
+    assert "http://cubetower.local:81/" in done.stdout
+
+
+def test_a_rerun_names_the_mdns_name_of_the_settings_and_drops_the_old_avahi_file(pi):
+    pi()
+    old_avahi = pi.root / "etc/avahi/services/cubetower.service"
+    old_avahi.parent.mkdir(parents=True)
+    old_avahi.write_text("<service-group>an older install's announcement</service-group>")
+    settings = pi.root / "etc/cubetower/config.toml"
+    settings.write_text(settings.read_text() + '\n[server]\nmdns_name = "table2"\n')
+    done = pi()
+    assert "http://table2.local/" in done.stdout
+    assert not old_avahi.exists()
 
 
 def test_a_rerun_over_an_install_from_before_install_env_keeps_its_source_and_port(pi):

@@ -1,0 +1,147 @@
+"""Answer to ``cubetower.local`` on the table's network, whatever the Pi's own host name is.
+
+Phones find the device by a name, not a number, and the guide promises ``http://cubetower.local/``.
+avahi answers only for the Pi's host name, which the user chose (or left as ``raspberrypi``) when
+writing the SD card; so the device itself publishes the name with python-zeroconf (beside avahi,
+which it shares port 5353 with): an address record ``<name>.local`` for each LAN address and the
+phone page as an ``_http._tcp`` service, which phones and computers list in their browsers.
+
+Two tables in one club: before publishing, it asks whether another device already answers to the
+name, and takes ``<name>-2``, ``<name>-3``, ... (and says so in the terminal). The Pi's addresses
+change (DHCP, a Wi-Fi that comes back): they are checked every ``refresh_seconds`` and the records
+updated. Nothing here may stop the device: without a network the page is still served by address.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+SERVICE_TYPE = "_http._tcp.local."
+MAX_SUFFIX = 9  # cubetower, cubetower-2 ... cubetower-9: a club with more tables sets names
+
+
+class NameAnnouncer:
+    """Publishes ``<name>.local`` and the phone page while the device runs.
+
+    ``addresses`` gives the LAN's IPv4 addresses now; ``interfaces`` goes to
+    ``zeroconf.Zeroconf`` (all interfaces by default; the tests use loopback); ``say`` tells the
+    person at the terminal which name phones can open.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        port: int,
+        addresses: Callable[[], list[str]],
+        *,
+        say: Callable[[str], None] = lambda text: None,
+        interfaces=None,
+        refresh_seconds: float = 30.0,
+        probe_ms: int = 1500,
+    ):
+        self.wanted = name
+        self.name: str | None = None  # the name published, once it is
+        self._port = int(port)  # waitress gives its port as a string
+        self._addresses = addresses
+        self._say = say
+        self._interfaces = interfaces
+        self._refresh = refresh_seconds
+        self._probe_ms = probe_ms
+        self._stop = threading.Event()
+        self._published = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="mdns", daemon=True)
+        self._thread.start()
+
+    def wait_published(self, seconds: float) -> bool:
+        return self._published.wait(seconds)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        try:
+            from zeroconf import InterfaceChoice, Zeroconf
+
+            zc = Zeroconf(interfaces=self._interfaces or InterfaceChoice.All)
+        except Exception as exc:  # no network at all, or port 5353 refused: serve by address
+            log.warning("cannot announce %s.local by mDNS: %s", self.wanted, exc)
+            return
+        info = None
+        try:
+            addresses = self._current()
+            self.name = self._free_name(zc, addresses)
+            info = self._info(addresses)
+            zc.register_service(info, allow_name_change=True)
+            self._published.set()
+            if self.name != self.wanted:
+                self._say(f"another device on this network answers to {self.wanted}.local: "
+                          f"this one is http://{self._url_host()}/ for phones")
+            log.info("announced %s.local at %s", self.name, ", ".join(addresses) or "no address")
+            while not self._stop.wait(self._refresh):
+                now = self._current()
+                if now != addresses:
+                    addresses = now
+                    info = self._info(addresses, instance=info.name)
+                    zc.update_service(info)
+                    log.info("%s.local now at %s", self.name, ", ".join(addresses) or "no address")
+        except Exception:
+            log.exception("mDNS announcement of %s.local failed; phones can still use the address",
+                          self.wanted)
+        finally:
+            if info is not None:
+                try:
+                    zc.unregister_service(info)
+                except Exception:  # closing anyway: the records expire on the phones
+                    log.debug("could not withdraw the mDNS records", exc_info=True)
+            zc.close()
+
+    def _current(self) -> list[str]:
+        found = []
+        for address in self._addresses():
+            try:
+                if ipaddress.ip_address(address).version == 4:
+                    found.append(address)
+            except ValueError:
+                continue
+        return sorted(set(found))
+
+    def _free_name(self, zc, ours: list[str]) -> str:
+        """The wanted name, unless a device with other addresses answers to it already."""
+        from zeroconf import AddressResolver
+
+        for n in range(1, MAX_SUFFIX + 1):
+            name = self.wanted if n == 1 else f"{self.wanted}-{n}"
+            resolver = AddressResolver(f"{name}.local.")
+            if not resolver.request(zc, self._probe_ms):
+                return name
+            theirs = set(resolver.parsed_addresses())
+            if theirs <= set(ours):  # this machine (avahi, when the host name is the same)
+                return name
+            log.info("%s.local answers at %s: not this device", name, ", ".join(sorted(theirs)))
+        return self.wanted  # all taken: share the name rather than go without one
+
+    def _info(self, addresses: list[str], instance: str | None = None):
+        from zeroconf import ServiceInfo
+
+        return ServiceInfo(
+            SERVICE_TYPE,
+            instance or f"cubetower on {self.name}.{SERVICE_TYPE}",
+            port=self._port,
+            addresses=[socket.inet_aton(a) for a in addresses],
+            server=f"{self.name}.local.",
+            properties={"path": "/"},
+        )
+
+    def _url_host(self) -> str:
+        return f"{self.name}.local" + ("" if self._port == 80 else f":{self._port}")

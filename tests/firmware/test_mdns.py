@@ -1,0 +1,136 @@
+"""The device answers to ``<name>.local``: real python-zeroconf on the loopback interface, asked
+the way a phone's resolver asks (a DNS question to port 5353), not a mock of zeroconf."""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+
+import pytest
+from zeroconf import AddressResolver, DNSIncoming, DNSOutgoing, DNSQuestion, ServiceInfo, Zeroconf
+from zeroconf import const as dns
+
+from firmware import cli
+from firmware.config import Config, ConfigError, ServerConfig, load_config
+from firmware.mdns import NameAnnouncer
+
+LOOPBACK = ["127.0.0.1"]
+
+
+def ask(name: str, kind: int = dns._TYPE_A, seconds: float = 2.0) -> list:
+    """The answers to one question sent from an ordinary port (a 'legacy unicast' query, which
+    an mDNS responder answers straight back), or [] when nobody answers."""
+    question = DNSOutgoing(dns._FLAGS_QR_QUERY)
+    question.add_question(DNSQuestion(name, kind, dns._CLASS_IN))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(seconds)
+        sock.sendto(question.packets()[0], ("127.0.0.1", 5353))
+        try:
+            data, _ = sock.recvfrom(9000)
+        except TimeoutError:
+            return []
+    return [a for a in DNSIncoming(data).answers() if a.type == kind]
+
+
+def addresses_of(name: str) -> list[str]:
+    return sorted(socket.inet_ntoa(a.address) for a in ask(f"{name}.local."))
+
+
+def eventually_addresses_of(name: str, wanted: list[str], seconds: float = 15) -> list[str]:
+    """Asked again until ``wanted`` comes (a responder answers one record at most once a
+    second, and not while it announces a change)."""
+    deadline = time.monotonic() + seconds
+    while (got := addresses_of(name)) != wanted and time.monotonic() < deadline:
+        time.sleep(1.1)
+    return got
+
+
+@pytest.fixture
+def name():
+    return f"cubetower-test-{uuid.uuid4().hex[:8]}"
+
+
+def announce(name, addresses, **kw) -> NameAnnouncer:
+    announcer = NameAnnouncer(name, 8000, lambda: list(addresses), interfaces=LOOPBACK,
+                              **kw)
+    announcer.start()
+    assert announcer.wait_published(15), "the name was not published"
+    return announcer
+
+
+def test_a_phone_resolves_the_name_to_the_device_and_finds_the_page(name):
+    announcer = announce(name, ["192.0.2.77", "fe80::1", "not an address"])
+    try:
+        assert announcer.name == name
+        assert addresses_of(name) == ["192.0.2.77"]
+        services = [a.alias for a in ask("_http._tcp.local.", dns._TYPE_PTR)]
+        mine = f"cubetower on {name}._http._tcp.local."
+        assert mine in services
+        [srv] = ask(mine, dns._TYPE_SRV)
+        assert (srv.server, srv.port) == (f"{name}.local.", 8000)
+    finally:
+        announcer.close()
+    assert addresses_of(name) == []  # withdrawn when the device stops
+
+
+def test_a_new_address_is_published_when_the_network_changes(name):
+    addresses = ["192.0.2.10"]
+    announcer = announce(name, addresses, refresh_seconds=0.2)
+    try:
+        assert addresses_of(name) == ["192.0.2.10"]
+        addresses[:] = ["192.0.2.11"]  # a new DHCP lease
+        assert eventually_addresses_of(name, ["192.0.2.11"]) == ["192.0.2.11"]
+    finally:
+        announcer.close()
+
+
+def test_a_name_another_device_answers_to_gets_a_number(name):
+    other = Zeroconf(interfaces=LOOPBACK)  # the other table's device, same network
+    theirs = ServiceInfo("_http._tcp.local.", f"other {name}._http._tcp.local.", port=80,
+                         addresses=[socket.inet_aton("192.0.2.99")], server=f"{name}.local.")
+    other.register_service(theirs)
+    probe = Zeroconf(interfaces=LOOPBACK)
+    try:
+        if not AddressResolver(f"{name}.local.").request(probe, 2000):
+            pytest.skip("multicast over loopback does not reach another socket on this machine")
+    finally:
+        probe.close()
+    said: list[str] = []
+    try:
+        announcer = announce(name, ["192.0.2.12"], say=said.append)
+    finally:
+        # a question sent to port 5353 reaches one of the sockets there: only ours from now on
+        other.unregister_service(theirs)
+        other.close()
+    try:
+        assert announcer.name == f"{name}-2"
+        assert said == [f"another device on this network answers to {name}.local: "
+                        f"this one is http://{name}-2.local:8000/ for phones"]
+        assert eventually_addresses_of(f"{name}-2", ["192.0.2.12"]) == ["192.0.2.12"]
+    finally:
+        announcer.close()
+
+
+def test_the_device_announces_only_when_phones_can_reach_it():
+    terminal = cli.Terminal()
+    assert cli.name_announcer(Config(server=ServerConfig(host="127.0.0.1")), 8000, terminal) is None
+    off = Config(server=ServerConfig(mdns_name=""))
+    assert cli.name_announcer(off, 8000, terminal) is None
+
+
+def test_the_terminal_names_the_published_name_without_port_80():
+    text = cli.url_text("http://192.168.1.23/", 80, "cubetower")
+    assert "(or http://cubetower.local/ where mDNS works)" in text
+    assert "http://cubetower.local:8000/" in cli.url_text("http://192.168.1.23:8000/", 8000,
+                                                          "cubetower")
+
+
+@pytest.mark.parametrize("bad", ["cubetower.local", "cube tower", "-cubetower", "x" * 64])
+def test_a_wrong_mdns_name_is_a_clear_error(tmp_path, bad):
+    settings = tmp_path / "config.toml"
+    settings.write_text(f'[server]\nmdns_name = "{bad}"\n')
+    with pytest.raises(ConfigError, match="mdns_name"):
+        load_config(settings)
+    settings.write_text('[server]\nmdns_name = ""\n')
+    assert load_config(settings).server.mdns_name == ""
