@@ -14,6 +14,7 @@ updated. Nothing here may stop the device: without a network the page is still s
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import socket
@@ -78,33 +79,43 @@ class NameAnnouncer:
             log.warning("cannot announce %s.local by mDNS: %s", self.wanted, exc)
             return
         info = None
+        addresses: list[str] = []
         try:
-            addresses = self._current()
-            self.name = self._free_name(zc, addresses)
-            info = self._info(addresses)
-            zc.register_service(info, allow_name_change=True)
-            self._published.set()
-            if self.name != self.wanted:
-                self._say(f"another device on this network answers to {self.wanted}.local: "
-                          f"this one is http://{self._url_host()}/ for phones")
-            log.info("announced %s.local at %s", self.name, ", ".join(addresses) or "no address")
-            while not self._stop.wait(self._refresh):
-                now = self._current()
-                if now != addresses:
+            while True:
+                try:
+                    now = self._current()
+                    if info is None:
+                        info = self._publish(zc, now)
+                    elif now != addresses:
+                        info = self._info(now, instance=info.name)
+                        zc.update_service(info)
+                        log.info("%s.local now at %s", self.name, ", ".join(now) or "no address")
                     addresses = now
-                    info = self._info(addresses, instance=info.name)
-                    zc.update_service(info)
-                    log.info("%s.local now at %s", self.name, ", ".join(addresses) or "no address")
-        except Exception:
-            log.exception("mDNS announcement of %s.local failed; phones can still use the address",
-                          self.wanted)
+                except Exception as exc:  # a busy Pi, a network going away: try again later
+                    log.warning("mDNS announcement of %s.local failed (%s); trying again in "
+                                "%g s, phones can use the address meanwhile", self.wanted,
+                                exc or type(exc).__name__, self._refresh)
+                    info = None
+                    with contextlib.suppress(Exception):
+                        zc.unregister_all_services()
+                if self._stop.wait(self._refresh):
+                    break
         finally:
             if info is not None:
-                try:
+                with contextlib.suppress(Exception):  # closing anyway: the records expire
                     zc.unregister_service(info)
-                except Exception:  # closing anyway: the records expire on the phones
-                    log.debug("could not withdraw the mDNS records", exc_info=True)
             zc.close()
+
+    def _publish(self, zc, addresses: list[str]):
+        self.name = self._free_name(zc, addresses)
+        info = self._info(addresses)
+        zc.register_service(info, allow_name_change=True)
+        self._published.set()
+        if self.name != self.wanted:
+            self._say(f"another device on this network answers to {self.wanted}.local: "
+                      f"this one is http://{self._url_host()}/ for phones")
+        log.info("announced %s.local at %s", self.name, ", ".join(addresses) or "no address")
+        return info
 
     def _current(self) -> list[str]:
         found = []

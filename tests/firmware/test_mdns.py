@@ -4,11 +4,15 @@ the way a phone's resolver asks (a DNS question to port 5353), not a mock of zer
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+import textwrap
 import time
 import uuid
 
 import pytest
-from zeroconf import AddressResolver, DNSIncoming, DNSOutgoing, DNSQuestion, ServiceInfo, Zeroconf
+from child_output import ChildOutput
+from zeroconf import AddressResolver, DNSIncoming, DNSOutgoing, DNSQuestion, Zeroconf
 from zeroconf import const as dns
 
 from firmware import cli
@@ -85,24 +89,41 @@ def test_a_new_address_is_published_when_the_network_changes(name):
         announcer.close()
 
 
+OTHER_DEVICE = textwrap.dedent(
+    """
+    import socket, sys
+    from zeroconf import ServiceInfo, Zeroconf
+
+    name = sys.argv[1]
+    zc = Zeroconf(interfaces=["127.0.0.1"])
+    info = ServiceInfo("_http._tcp.local.", f"other {name}._http._tcp.local.", port=80,
+                       addresses=[socket.inet_aton("192.0.2.99")], server=f"{name}.local.")
+    zc.register_service(info)
+    print("ready", flush=True)
+    sys.stdin.read()  # until the test is done with it
+    zc.unregister_service(info)
+    zc.close()
+    """
+)
+
+
 def test_a_name_another_device_answers_to_gets_a_number(name):
-    other = Zeroconf(interfaces=LOOPBACK)  # the other table's device, same network
-    theirs = ServiceInfo("_http._tcp.local.", f"other {name}._http._tcp.local.", port=80,
-                         addresses=[socket.inet_aton("192.0.2.99")], server=f"{name}.local.")
-    other.register_service(theirs)
-    probe = Zeroconf(interfaces=LOOPBACK)
+    other = subprocess.Popen([sys.executable, "-c", OTHER_DEVICE, name], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)  # the other table's device
     try:
-        if not AddressResolver(f"{name}.local.").request(probe, 2000):
-            pytest.skip("multicast over loopback does not reach another socket on this machine")
-    finally:
-        probe.close()
-    said: list[str] = []
-    try:
+        ChildOutput(other).wait_for(lambda line: line.strip() == "ready", what="ready")
+        probe = Zeroconf(interfaces=LOOPBACK)
+        try:
+            if not AddressResolver(f"{name}.local.").request(probe, 3000):
+                pytest.skip("multicast over loopback does not reach another socket here")
+        finally:
+            probe.close()
+        said: list[str] = []
         announcer = announce(name, ["192.0.2.12"], say=said.append)
     finally:
         # a question sent to port 5353 reaches one of the sockets there: only ours from now on
-        other.unregister_service(theirs)
-        other.close()
+        other.stdin.close()
+        other.wait(timeout=30)
     try:
         assert announcer.name == f"{name}-2"
         assert said == [f"another device on this network answers to {name}.local: "
@@ -134,3 +155,26 @@ def test_a_wrong_mdns_name_is_a_clear_error(tmp_path, bad):
         load_config(settings)
     settings.write_text('[server]\nmdns_name = ""\n')
     assert load_config(settings).server.mdns_name == ""
+
+
+def test_an_announcement_that_fails_is_tried_again(name, monkeypatch):
+    """A Pi busy at start (zeroconf gives up after 10 s) must not go without its name all
+    evening."""
+    from zeroconf import EventLoopBlocked
+
+    real = Zeroconf.register_service
+    failures = []
+
+    def busy_once(self, info, *args, **kwargs):
+        if not failures:
+            failures.append(info.name)
+            raise EventLoopBlocked()
+        return real(self, info, *args, **kwargs)
+
+    monkeypatch.setattr(Zeroconf, "register_service", busy_once)
+    announcer = announce(name, ["192.0.2.13"], refresh_seconds=0.2)
+    try:
+        assert failures and announcer.name == name
+        assert eventually_addresses_of(name, ["192.0.2.13"]) == ["192.0.2.13"]
+    finally:
+        announcer.close()
