@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from child_output import ChildOutput
@@ -107,17 +108,30 @@ OTHER_DEVICE = textwrap.dedent(
 )
 
 
+def resolves(host: str) -> bool:
+    """Whether a phone's mDNS question for ``host`` is answered. On a thread of its own, as the
+    device's announcer runs: zeroconf made in a thread with a running asyncio loop (the browser
+    tests' Playwright leaves one in the main thread) joins that loop, and its blocking calls
+    refuse to run there."""
+
+    def ask_by_multicast() -> bool:
+        probe = Zeroconf(interfaces=LOOPBACK)
+        try:
+            return AddressResolver(host).request(probe, 3000)
+        finally:
+            probe.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(ask_by_multicast).result(timeout=60)
+
+
 def test_a_name_another_device_answers_to_gets_a_number(name):
     other = subprocess.Popen([sys.executable, "-c", OTHER_DEVICE, name], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)  # the other table's device
     try:
         ChildOutput(other).wait_for(lambda line: line.strip() == "ready", what="ready")
-        probe = Zeroconf(interfaces=LOOPBACK)
-        try:
-            if not AddressResolver(f"{name}.local.").request(probe, 3000):
-                pytest.skip("multicast over loopback does not reach another socket here")
-        finally:
-            probe.close()
+        if not resolves(f"{name}.local."):
+            pytest.skip("multicast over loopback does not reach another socket here")
         said: list[str] = []
         announcer = announce(name, ["192.0.2.12"], say=said.append)
     finally:
