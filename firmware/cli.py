@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from firmware.config import Config, ConfigError, load_config, with_overrides
+from firmware.mdns import local_address
 from firmware.panel import PanelConfig
 
 
@@ -174,19 +175,13 @@ def phone_url(host: str, port: int) -> str:
     return f"http://{url_host}:{port}/"
 
 
-def print_url(host: str, port: int, out=sys.stdout, code: str | None = None) -> str:
-    """The address phones open, and with ``code`` the join line and a QR code that joins."""
-    url = phone_url(host, port)
-    out.write(url_text(url, port) + join_text(url, code))
-    out.flush()
-    return url
-
-
-def url_text(url: str, port: int, name: str = "") -> str:
-    """``name``: the mDNS name the device publishes (firmware/mdns.py), else the host name."""
-    local = f"{name or socket.gethostname()}.local" + ("" if port == 80 else f":{port}")
+def running_text(url: str, port: int, code: str | None, name: str = "") -> str:
+    """What ``serve`` says once it runs: the address phones open, the join line and a QR code
+    that joins. ``name``: the mDNS name the device publishes (firmware/mdns.py), else the host
+    name."""
     return (f"\ncubetower is running. Open {url} on a phone on the same network\n"
-            f"(or http://{local}/ where mDNS works):\n\n")
+            f"(or http://{local_address(name or socket.gethostname(), port)}/ where mDNS "
+            f"works):\n\n" + join_text(url, code))
 
 
 def join_text(url: str, code: str | None) -> str:
@@ -319,8 +314,8 @@ def _serve(args: argparse.Namespace) -> int:
         url = phone_url(host, port)
         # before the first join line: a phone may ask for a new code the moment it reads it
         device.table_code.on_change(lambda code: terminal.say(join_text(url, code)))
-        terminal.say(url_text(url, port, announcer.wanted if announcer else "")
-                     + join_text(url, device.table_code.value))
+        name = announcer.wanted if announcer else ""
+        terminal.say(running_text(url, port, device.table_code.value, name))
         notifier.ready(f"serving on port {port}; camera: {device.source.name}")
 
     def cannot_start(fault) -> None:

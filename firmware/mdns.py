@@ -27,6 +27,11 @@ SERVICE_TYPE = "_http._tcp.local."
 MAX_SUFFIX = 9  # cubetower, cubetower-2 ... cubetower-9: a club with more tables sets names
 
 
+def local_address(name: str, port: int) -> str:
+    """``name.local`` with the port, which phones leave out for 80."""
+    return f"{name}.local" + ("" if port == 80 else f":{port}")
+
+
 class NameAnnouncer:
     """Publishes ``<name>.local`` and the phone page while the device runs.
 
@@ -48,7 +53,7 @@ class NameAnnouncer:
     ):
         self.wanted = name
         self.name: str | None = None  # the name published, once it is
-        self._port = int(port)  # waitress gives its port as a string
+        self._port = port
         self._addresses = addresses
         self._say = say
         self._interfaces = interfaces
@@ -113,7 +118,7 @@ class NameAnnouncer:
         self._published.set()
         if self.name != self.wanted:
             self._say(f"another device on this network answers to {self.wanted}.local: "
-                      f"this one is http://{self._url_host()}/ for phones")
+                      f"this one is http://{local_address(self.name, self._port)}/ for phones")
         log.info("announced %s.local at %s", self.name, ", ".join(addresses) or "no address")
         return info
 
@@ -153,6 +158,3 @@ class NameAnnouncer:
             server=f"{self.name}.local.",
             properties={"path": "/"},
         )
-
-    def _url_host(self) -> str:
-        return f"{self.name}.local" + ("" if self._port == 80 else f":{self._port}")

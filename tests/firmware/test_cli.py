@@ -137,15 +137,13 @@ def test_replay_prints_the_final_sheet(capsys):
 
 
 def test_the_printed_url_and_qr_code(monkeypatch):
-    import io
 
     from firmware import cli
 
     monkeypatch.setattr(cli, "lan_addresses", lambda: ["192.168.1.23"])
-    out = io.StringIO()
-    url = cli.print_url("0.0.0.0", 8000, out)
+    url = cli.phone_url("0.0.0.0", 8000)
     assert url == "http://192.168.1.23:8000/"
-    text = out.getvalue()
+    text = cli.running_text(url, 8000, None)
     assert url in text and "█" in text  # the QR code
 
 
@@ -197,7 +195,6 @@ def test_serve_starts_and_stops_cleanly_on_sigterm(tmp_path):
 
 
 def test_the_join_line_and_a_qr_code_that_joins(monkeypatch):
-    import io
 
     import qrcode
 
@@ -207,10 +204,9 @@ def test_the_join_line_and_a_qr_code_that_joins(monkeypatch):
     monkeypatch.setattr(qrcode.QRCode, "add_data", lambda self, data: encoded.append(data))
     monkeypatch.setattr(qrcode.QRCode, "print_ascii", lambda self, **kw: None)
     monkeypatch.setattr(cli, "lan_addresses", lambda: ["192.168.1.23"])
-    out = io.StringIO()
-    url = cli.print_url("0.0.0.0", 8000, out, code="K7RM2Q")
+    url = cli.phone_url("0.0.0.0", 8000)
     assert url == "http://192.168.1.23:8000/"
-    assert "join code: K7RM2Q\n" in out.getvalue()
+    assert "join code: K7RM2Q\n" in cli.running_text(url, 8000, "K7RM2Q")
     assert encoded == ["http://192.168.1.23:8000/?code=K7RM2Q"]
 
 

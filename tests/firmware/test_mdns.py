@@ -155,10 +155,10 @@ def test_the_device_announces_only_when_phones_can_reach_it():
 
 
 def test_the_terminal_names_the_published_name_without_port_80():
-    text = cli.url_text("http://192.168.1.23/", 80, "cubetower")
+    text = cli.running_text("http://192.168.1.23/", 80, None, "cubetower")
     assert "(or http://cubetower.local/ where mDNS works)" in text
-    assert "http://cubetower.local:8000/" in cli.url_text("http://192.168.1.23:8000/", 8000,
-                                                          "cubetower")
+    assert "http://cubetower.local:8000/" in cli.running_text("http://192.168.1.23:8000/", 8000,
+                                                              None, "cubetower")
 
 
 @pytest.mark.parametrize("bad", ["cubetower.local", "cube tower", "-cubetower", "x" * 64])
