@@ -7,9 +7,13 @@ apart (whole set-ups, by a hash of their names) from the training folders, and c
 trays with and without the empty-tray reference for each model folder given.
 
     python scripts/validate-models.py --data ~/renders/train-a ~/renders/train-b \
-        --models vision/model ~/run3/model
+        --whole ~/renders/val-hi --models vision/model ~/run3/model
 
-Prints one line per model; exits 0.
+``--whole`` adds folders that are validation set-ups from end to end (renders made only for
+choosing, e.g. at the camera's full 1152 x 648 where the training renders are smaller): a
+model with a bigger input shows what it gains there.
+
+Prints one line per model and group of pictures; exits 0.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from vision.train.data import fair_counts, is_exact, load_samples, split_by_sess
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", nargs="+", type=Path, required=True, help="training folders")
+    ap.add_argument("--whole", nargs="*", type=Path, default=[],
+                    help="folders of validation set-ups only (never trained on)")
     ap.add_argument("--models", nargs="+", type=Path, required=True, help="model folders")
     ap.add_argument("--val-share", type=float, default=0.1, help="as given to vision.train")
     ap.add_argument("--seed", type=int, default=0, help="as given to vision.train")
@@ -33,28 +39,42 @@ def main(argv: list[str] | None = None) -> int:
     samples = [s for folder in args.data for s in load_samples(folder)]
     _, held = split_by_session(samples, args.val_share, args.seed)
     held = [s for s in held if not s.is_empty_frame]
-    print(f"{len(held)} validation pictures of {len({s.session for s in held})} set-ups")
+    groups = {"training folders' validation share": held}
+    for folder in args.whole:
+        groups[str(folder)] = [s for s in load_samples(folder) if not s.is_empty_frame]
+    for name, group in groups.items():
+        print(f"{name}: {len(group)} validation pictures of "
+              f"{len({s.session for s in group})} set-ups")
+        pictures = _pictures(group)
+        for folder in args.models:
+            _report(folder, pictures)
+    return 0
+
+
+def _pictures(samples) -> list:
     pictures = []
-    for s in held:
+    for s in samples:
         image = load_image(s.path)
         reference = load_image(s.empty_path) if s.empty_path and s.empty_path.exists() else None
         h, w = image.shape[:2]
         pictures.append((image, reference, fair_counts(s, w, h)))
-    for folder in args.models:
-        detector = CubeDetector(folder)
-        exact = {True: 0, False: 0}
-        for image, reference, fair in pictures:
-            for with_reference in (True, False):
-                ref = reference if with_reference else None
-                try:
-                    counts = count_cubes(image, ref, detector=detector).counts
-                except VisionError:
-                    continue
-                exact[with_reference] += is_exact(counts, fair)
-        n = len(pictures)
-        print(f"{folder}: exact trays {exact[True]}/{n} ({100 * exact[True] / n:.1f} %) with the "
-              f"empty tray, {exact[False]}/{n} ({100 * exact[False] / n:.1f} %) without")
-    return 0
+    return pictures
+
+
+def _report(folder: Path, pictures: list) -> None:
+    detector = CubeDetector(folder)
+    exact = {True: 0, False: 0}
+    for image, reference, fair in pictures:
+        for with_reference in (True, False):
+            ref = reference if with_reference else None
+            try:
+                counts = count_cubes(image, ref, detector=detector).counts
+            except VisionError:
+                continue
+            exact[with_reference] += is_exact(counts, fair)
+    n = len(pictures)
+    print(f"  {folder}: exact trays {exact[True]}/{n} ({100 * exact[True] / n:.1f} %) with the "
+          f"empty tray, {exact[False]}/{n} ({100 * exact[False] / n:.1f} %) without")
 
 
 if __name__ == "__main__":

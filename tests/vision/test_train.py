@@ -15,7 +15,13 @@ torch = pytest.importorskip("torch")
 
 from vision.counter import count_cubes, load_image  # noqa: E402
 from vision.detector import CubeDetector  # noqa: E402
-from vision.train.__main__ import cache_samples, loss_fn, make_batch, train  # noqa: E402
+from vision.train.__main__ import (  # noqa: E402
+    cache_samples,
+    input_size,
+    loss_fn,
+    make_batch,
+    train,
+)
 from vision.train.__main__ import main as train_main  # noqa: E402
 from vision.train.data import load_samples  # noqa: E402
 from vision.train.model import CubeNet  # noqa: E402
@@ -45,15 +51,24 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
     args = argparse.Namespace(
         data=[MINI], out=tmp_path / "model", steps=6, minutes=10.0, batch=2, lr=3e-3,
         width=1, val_share=0.25, seed=0, threads=1, log_every=3, note="test",
-        weights=None, reload_every=0, warmup=2, init=None)
+        weights=None, reload_every=0, warmup=2, init=None, input=(256, 160))
     result = train(args)
     assert len(result["losses"]) == 6
     detector = CubeDetector(tmp_path / "model")
     config = json.loads((tmp_path / "model" / "model.json").read_text())
-    assert config["input_width"] == 384 and config["trained_on"] == "test"
+    assert (config["input_width"], config["input_height"]) == (256, 160)
+    assert config["trained_on"] == "test"
     assert 0 < config["cube_threshold"] < 1
     reading = count_cubes(load_image(MINI / "s000" / "drop11.jpg"), detector=detector)
     assert all(0 <= c.confidence <= 1 for c in reading.cubes)
+
+
+def test_the_input_size_is_checked_before_any_training(tmp_path, capsys):
+    assert input_size("512x288") == (512, 288)
+    for bad in ("512x300", "512", "ax288", "32x32"):
+        with pytest.raises(SystemExit):
+            train_main([str(tmp_path), "--input", bad])
+        assert "--input" in capsys.readouterr().err
 
 
 def test_training_refuses_a_folder_without_labels(tmp_path):

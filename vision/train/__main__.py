@@ -30,10 +30,22 @@ from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.export import export_onnx
 from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
 
-INPUT_WIDTH, INPUT_HEIGHT = 384, 224
+DEFAULT_INPUT = (384, 224)  # (width, height); a multiple of 32 each (the encoder's stride)
 
 
-def cache_samples(samples: list[Sample]) -> list[Cached]:
+def input_size(text: str) -> tuple[int, int]:
+    """``--input 512x288``: the network's input in pixels, both multiples of 32."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not WIDTHxHEIGHT: {text!r}") from None
+    if width < 64 or height < 64 or width % 32 or height % 32:
+        raise argparse.ArgumentTypeError(
+            f"{text}: width and height must be multiples of 32, at least 64")
+    return width, height
+
+
+def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT) -> list[Cached]:
     """Each picture (and its session's empty tray) fitted to the input scale once."""
     empties: dict[Path, np.ndarray] = {}
     out = []
@@ -42,7 +54,7 @@ def cache_samples(samples: list[Sample]) -> list[Cached]:
         if img is None:
             raise RuntimeError(f"cannot read {s.path}")
         h, w = img.shape[:2]
-        scale = min(INPUT_WIDTH / w, INPUT_HEIGHT / h)
+        scale = min(size[0] / w, size[1] / h)
         nw, nh = round(w * scale), round(h * scale)
         small = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
         ref = None
@@ -60,12 +72,13 @@ def cache_samples(samples: list[Sample]) -> list[Cached]:
     return out
 
 
-def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False):
+def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False,
+               size: tuple[int, int] = DEFAULT_INPUT):
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
     for item in items:
-        image, ref, cubes, corners = augment(item, rng, INPUT_WIDTH, INPUT_HEIGHT, plain=plain)
+        image, ref, cubes, corners = augment(item, rng, *size, plain=plain)
         xs.append(to_planes(image, ref))
-        h, w, c, o, m = targets(cubes, corners, INPUT_WIDTH, INPUT_HEIGHT)
+        h, w, c, o, m = targets(cubes, corners, *size)
         heats.append(h)
         weights.append(w)
         colours.append(c)
@@ -102,13 +115,14 @@ def loss_fn(out, heat, weight, colour, offset, mask):
                    "colour": l_colour.item(), "offset": l_off.item()}
 
 
-def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool) -> list[np.ndarray]:
+def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
+                 size: tuple[int, int] = DEFAULT_INPUT) -> list[np.ndarray]:
     model.eval()
     out = []
     with torch.no_grad():
         for item in items:
             h, w = item.image.shape[:2]
-            canvas = np.zeros((INPUT_HEIGHT, INPUT_WIDTH, 3), np.uint8)
+            canvas = np.zeros((size[1], size[0], 3), np.uint8)
             canvas[:h, :w] = item.image
             ref = None
             if with_reference and item.reference is not None:
@@ -132,7 +146,7 @@ def _reload(args, samples: list[Sample], items: list[Cached]):
             print(f"reload skipped {folder}: {exc}", flush=True)
     fresh, _ = split_by_session(fresh, args.val_share, args.seed)
     if fresh:
-        items = items + cache_samples(fresh)
+        items = items + cache_samples(fresh, args.input)
         samples = samples + fresh
         print(f"added {len(fresh)} pictures: {len(samples)} of "
               f"{len({s.session for s in samples})} set-ups now", flush=True)
@@ -155,8 +169,8 @@ def train(args) -> dict:
           f"{len(val_samples)} validation pictures of {sessions(val_samples)} set-ups",
           flush=True)
     t0 = time.time()
-    train_items = cache_samples(train_samples)
-    val_items = cache_samples(val_samples)
+    train_items = cache_samples(train_samples, args.input)
+    val_items = cache_samples(val_samples, args.input)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
     model = CubeNet(args.width)
@@ -183,7 +197,8 @@ def train(args) -> dict:
         if args.reload_every and step and step % args.reload_every == 0:
             train_samples, train_items = _reload(args, train_samples, train_items)
         idx = rng.integers(0, len(train_items), args.batch)
-        x, heat, weight, colour, offset, mask = make_batch([train_items[i] for i in idx], rng)
+        x, heat, weight, colour, offset, mask = make_batch([train_items[i] for i in idx], rng,
+                                                        size=args.input)
         out = model(x.contiguous(memory_format=torch.channels_last))
         loss, parts = loss_fn(out, heat, weight, colour, offset, mask)
         opt.zero_grad()
@@ -199,15 +214,16 @@ def train(args) -> dict:
     print(f"trained {step} steps in {(time.time() - start) / 60:.1f} min", flush=True)
 
     config = ModelConfig(
-        input_width=INPUT_WIDTH, input_height=INPUT_HEIGHT, stride=STRIDE,
+        input_width=args.input[0], input_height=args.input[1], stride=STRIDE,
         labels=("blue", "black", "red", "brown", "green", "yellow", "white"), heads=HEADS,
         trained_on=args.note or ", ".join(str(d) for d in args.data))
     if val_items:
-        per_mode = {mode: predict_maps(model, val_items, mode) for mode in (True, False)}
+        per_mode = {mode: predict_maps(model, val_items, mode, args.input)
+                    for mode in (True, False)}
         config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    export_onnx(model, out_dir / "model.onnx", INPUT_WIDTH, INPUT_HEIGHT)
+    export_onnx(model, out_dir / "model.onnx", *args.input)
     (out_dir / "model.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n")
     if args.weights:
         torch.save(model.state_dict(), args.weights)
@@ -224,6 +240,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--width", type=int, default=1)
+    ap.add_argument("--input", type=input_size, default=DEFAULT_INPUT, metavar="WxH",
+                    help="the network's input size (default 384x224); a bigger one sees "
+                    "smaller cubes, and costs time in proportion to its area")
     ap.add_argument("--val-share", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reload-every", type=int, default=0,

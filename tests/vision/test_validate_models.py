@@ -1,0 +1,28 @@
+"""``scripts/validate-models.py``: the choice between trained models reads what it says it reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MINI = ROOT / "tests" / "fixtures" / "vision" / "trays-mini"
+
+
+def test_it_reads_the_validation_share_and_whole_validation_folders():
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "validate-models.py"), "--data", str(MINI),
+         "--val-share", "0.5", "--whole", str(MINI), "--models", str(ROOT / "vision" / "model")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    share, whole = lines[0], lines[2]
+    assert share.startswith("training folders' validation share: ")
+    assert whole.startswith(f"{MINI}: ") and "of 4 set-ups" in whole
+    # a set-up in the share is a whole set-up, so the share never has more pictures than all
+    n_share = int(share.split(": ")[1].split()[0])
+    n_whole = int(whole.split(": ")[1].split()[0])
+    assert 0 < n_share < n_whole
+    for report in (lines[1], lines[3]):
+        assert "exact trays" in report and "with the empty tray" in report
