@@ -18,6 +18,7 @@ from vision.detector import CubeDetector  # noqa: E402
 from vision.train.__main__ import (  # noqa: E402
     cache_samples,
     input_size,
+    load_weights,
     loss_fn,
     make_batch,
     train,
@@ -61,6 +62,24 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
     assert 0 < config["cube_threshold"] < 1
     reading = count_cubes(load_image(MINI / "s000" / "drop11.jpg"), detector=detector)
     assert all(0 <= c.confidence <= 1 for c in reading.cubes)
+
+
+def test_weights_from_before_the_context_branch_load_and_read_the_same(tmp_path):
+    old = CubeNet()
+    old.eval()
+    x = torch.rand(1, 7, 64, 96) - 0.5
+    with torch.no_grad():
+        want = old(x)
+    saved = {k: v for k, v in old.state_dict().items() if not k.startswith("context.")}
+    torch.save(saved, tmp_path / "old.pt")
+    new = CubeNet()
+    load_weights(new, tmp_path / "old.pt")
+    new.eval()
+    with torch.no_grad():
+        assert torch.allclose(new(x), want, atol=1e-6)
+    torch.save(CubeNet(width=2).state_dict(), tmp_path / "wide.pt")
+    with pytest.raises(SystemExit, match="does not fit"):
+        load_weights(CubeNet(), tmp_path / "wide.pt")
 
 
 def test_the_input_size_is_checked_before_any_training(tmp_path, capsys):

@@ -153,6 +153,21 @@ def _reload(args, samples: list[Sample], items: list[Cached]):
     return samples, items
 
 
+def load_weights(model: CubeNet, path: Path) -> None:
+    """An earlier run's weights into ``model``. Weights saved before the global-context branch
+    existed load too: the branch starts at zero, so the network reads as it did."""
+    try:
+        missing, unexpected = model.load_state_dict(torch.load(path, map_location="cpu"),
+                                                    strict=False)
+    except RuntimeError as exc:  # a layer of another shape
+        raise SystemExit(f"{path} does not fit this CubeNet (another --width?): {exc}") from None
+    if unexpected or any(not k.startswith("context.") for k in missing):
+        raise SystemExit(f"{path} does not fit this CubeNet (another --width?): "
+                         f"missing {missing}, unexpected {unexpected}")
+    if missing:
+        print(f"new layers start at zero: {', '.join(missing)}", flush=True)
+
+
 def train(args) -> dict:
     """Train, calibrate and export; returns the per-step losses and where the model went."""
     torch.set_num_threads(args.threads)
@@ -175,7 +190,7 @@ def train(args) -> dict:
 
     model = CubeNet(args.width)
     if args.init:  # go on from an earlier run's weights (a warm restart of the schedule)
-        model.load_state_dict(torch.load(args.init, map_location="cpu"))
+        load_weights(model, args.init)
     model = model.to(memory_format=torch.channels_last)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"CubeNet: {n_params} parameters", flush=True)

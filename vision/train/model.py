@@ -7,6 +7,11 @@ the context tells). Plain 3x3 convolutions, batch norm folded at export, ReLU, n
 upsampling and additions: operations that OpenCV's ``cv2.dnn`` runs in every version the
 project supports.
 
+A global-context branch adds the average of the deepest features over the whole picture
+(squeeze-and-excitation and ParseNet use the same idea): a cube's colour depends on the light,
+and the light is best judged from everything in view (the tray's print, the table, the other
+cubes), more than any cell's receptive field holds.
+
 Output channels (``HEADS``): in-tray cube centre (logit), out-of-tray cube centre (logit), tray
 floor corner (logit), seven colour logits, and the centre's sub-cell offset (x, y, through a
 sigmoid in the decoder).
@@ -50,6 +55,8 @@ class CubeNet(nn.Module):
                                     conv(c[3], c[3], dilation=2))             # stride 16
         self.down32 = nn.Sequential(conv(c[3], c[4], 2), conv(c[4], c[4]))     # stride 32
         self.lat32 = pointwise(c[4], c[3])
+        # the whole picture's average: the light's colour and the tray's print, seen at once
+        self.context = nn.Conv2d(c[4], c[3], 1)
         self.fuse16 = conv(c[3], c[2])
         self.lat8 = pointwise(c[2], c[2])
         self.fuse8 = conv(c[2], c[1])
@@ -59,13 +66,19 @@ class CubeNet(nn.Module):
         with torch.no_grad():  # start with few centres everywhere (focal-loss practice)
             self.head.bias.zero_()
             self.head.bias[[CUBE, OUTSIDE, CORNER]] = -4.0
+            self.context.weight.zero_()  # a network trained without it goes on unchanged
+            self.context.bias.zero_()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         f4 = self.stem(x)
         f8 = self.down8(f4)
         f16 = self.down16(f8)
         f32 = self.down32(f16)
-        u = functional.interpolate(self.lat32(f32), scale_factor=2.0, mode="nearest") + f16
+        u = self.lat32(f32)
+        # expanded, not broadcast: OpenCV 5 fuses an addition after a convolution only when
+        # both sides have the same shape
+        u = u + self.context(functional.adaptive_avg_pool2d(f32, 1)).expand_as(u)
+        u = functional.interpolate(u, scale_factor=2.0, mode="nearest") + f16
         u = self.fuse16(u)
         u = functional.interpolate(u, scale_factor=2.0, mode="nearest") + self.lat8(f8)
         u = self.fuse8(u)
