@@ -30,7 +30,7 @@ from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.export import export_onnx
 from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
 
-DEFAULT_INPUT = (384, 224)  # (width, height); a multiple of 32 each (the encoder's stride)
+DEFAULT_INPUT = (512, 288)  # (width, height), the shipped model's; multiples of 32 (the stride)
 
 
 def input_size(text: str) -> tuple[int, int]:
@@ -256,8 +256,8 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--width", type=int, default=1)
     ap.add_argument("--input", type=input_size, default=DEFAULT_INPUT, metavar="WxH",
-                    help="the network's input size (default 384x224); a bigger one sees "
-                    "smaller cubes, and costs time in proportion to its area")
+                    help="the network's input size (default 512x288); a bigger one gives "
+                    "each cube more pixels and costs time in proportion to its area")
     ap.add_argument("--val-share", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reload-every", type=int, default=0,
