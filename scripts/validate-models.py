@@ -52,10 +52,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _pictures(samples) -> list:
+    """Each drop with its set-up's empty tray (read once a set-up) and its fair counts."""
+    references: dict[Path, object] = {}
     pictures = []
     for s in samples:
         image = load_image(s.path)
-        reference = load_image(s.empty_path) if s.empty_path and s.empty_path.exists() else None
+        reference = None
+        if s.empty_path and s.empty_path.exists():
+            if s.empty_path not in references:
+                references[s.empty_path] = load_image(s.empty_path)
+            reference = references[s.empty_path]
         h, w = image.shape[:2]
         pictures.append((image, reference, fair_counts(s, w, h)))
     return pictures

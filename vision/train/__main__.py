@@ -156,14 +156,16 @@ def _reload(args, samples: list[Sample], items: list[Cached]):
 def load_weights(model: CubeNet, path: Path) -> None:
     """An earlier run's weights into ``model``. Weights saved before the global-context branch
     existed load too: the branch starts at zero, so the network reads as it did."""
+    missing: list[str] = []
     try:
         missing, unexpected = model.load_state_dict(torch.load(path, map_location="cpu"),
                                                     strict=False)
+        foreign = [*unexpected, *(k for k in missing if not k.startswith("context."))]
+        problem = f"layers {foreign} do not match" if foreign else ""
     except RuntimeError as exc:  # a layer of another shape
-        raise SystemExit(f"{path} does not fit this CubeNet (another --width?): {exc}") from None
-    if unexpected or any(not k.startswith("context.") for k in missing):
-        raise SystemExit(f"{path} does not fit this CubeNet (another --width?): "
-                         f"missing {missing}, unexpected {unexpected}")
+        problem = str(exc)
+    if problem:
+        raise SystemExit(f"{path} does not fit this CubeNet (another --width?): {problem}")
     if missing:
         print(f"new layers start at zero: {', '.join(missing)}", flush=True)
 
