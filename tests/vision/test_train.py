@@ -16,14 +16,14 @@ torch = pytest.importorskip("torch")
 from vision.counter import count_cubes, load_image  # noqa: E402
 from vision.detector import CubeDetector  # noqa: E402
 from vision.train.__main__ import (  # noqa: E402
-    cache_samples,
     input_size,
     load_weights,
     loss_fn,
-    make_batch,
+    pick_device,
     train,
 )
 from vision.train.__main__ import main as train_main  # noqa: E402
+from vision.train.batches import batches, cache_samples, make_batch  # noqa: E402
 from vision.train.data import load_samples  # noqa: E402
 from vision.train.model import CubeNet  # noqa: E402
 
@@ -52,9 +52,11 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
     args = argparse.Namespace(
         data=[MINI], out=tmp_path / "model", steps=6, minutes=10.0, batch=2, lr=3e-3,
         width=1, val_share=0.25, seed=0, threads=1, log_every=3, note="test",
-        weights=None, reload_every=0, warmup=2, init=None, input=(256, 160))
+        weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
+        input=(256, 160), device="auto", workers=2, save_every=3)
     result = train(args)
     assert len(result["losses"]) == 6
+    load_weights(CubeNet(), tmp_path / "kept" / "w.pt")
     detector = CubeDetector(tmp_path / "model")
     config = json.loads((tmp_path / "model" / "model.json").read_text())
     assert (config["input_width"], config["input_height"]) == (256, 160)
@@ -80,6 +82,24 @@ def test_weights_from_before_the_context_branch_load_and_read_the_same(tmp_path)
     torch.save(CubeNet(width=2).state_dict(), tmp_path / "wide.pt")
     with pytest.raises(SystemExit, match="does not fit"):
         load_weights(CubeNet(), tmp_path / "wide.pt")
+
+
+def test_worker_processes_each_make_their_own_batches():
+    samples = load_samples(MINI)[:4]
+    items = cache_samples(samples, (256, 160))
+    stream = batches(samples, items, batch=2, size=(256, 160), seed=0, workers=2)
+    drawn = [next(stream) for _ in range(4)]
+    x = [b[0] for b in drawn]
+    assert all(t.shape == (2, 7, 160, 256) for t in x)
+    assert all(not torch.equal(a, b) for i, a in enumerate(x) for b in x[i + 1:])
+    del stream
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_asking_for_a_gpu_that_is_not_there_is_a_clear_error():
+    assert pick_device("auto") == "cpu"
+    with pytest.raises(SystemExit, match="no GPU"):
+        pick_device("cuda")
 
 
 def test_the_input_size_is_checked_before_any_training(tmp_path, capsys):

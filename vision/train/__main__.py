@@ -17,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 import torch
 from torch.nn import functional
@@ -25,12 +24,11 @@ from torch.nn import functional
 from vision.detector import MODEL_DIR, ModelConfig
 from vision.netinput import to_planes
 from vision.train import calibrate
-from vision.train.augment import STRIDE, Cached, augment, targets
+from vision.train.augment import STRIDE, Cached
+from vision.train.batches import DEFAULT_INPUT, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.export import export_onnx
 from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
-
-DEFAULT_INPUT = (512, 288)  # (width, height), the shipped model's; multiples of 32 (the stride)
 
 
 def input_size(text: str) -> tuple[int, int]:
@@ -45,47 +43,13 @@ def input_size(text: str) -> tuple[int, int]:
     return width, height
 
 
-def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT) -> list[Cached]:
-    """Each picture (and its session's empty tray) fitted to the input scale once."""
-    empties: dict[Path, np.ndarray] = {}
-    out = []
-    for s in samples:
-        img = cv2.imread(str(s.path), cv2.IMREAD_COLOR)
-        if img is None:
-            raise RuntimeError(f"cannot read {s.path}")
-        h, w = img.shape[:2]
-        scale = min(size[0] / w, size[1] / h)
-        nw, nh = round(w * scale), round(h * scale)
-        small = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
-        ref = None
-        if s.empty_path is not None:
-            if s.empty_path not in empties:
-                e = cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR)
-                empties[s.empty_path] = cv2.resize(e, (nw, nh), interpolation=cv2.INTER_AREA)
-            ref = empties[s.empty_path]
-        low = s.low_visibility_px(w, h)
-        cubes = np.array([[c.x * scale, c.y * scale, c.colour, c.in_tray,
-                           float(c.visible_px >= low)] for c in s.cubes], np.float32)
-        cubes = cubes.reshape(-1, 5)
-        corners = None if s.corners is None else np.array(s.corners, np.float32) * scale
-        out.append(Cached(small, ref, scale, cubes, corners))
-    return out
-
-
-def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False,
-               size: tuple[int, int] = DEFAULT_INPUT):
-    xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
-    for item in items:
-        image, ref, cubes, corners = augment(item, rng, *size, plain=plain)
-        xs.append(to_planes(image, ref))
-        h, w, c, o, m = targets(cubes, corners, *size)
-        heats.append(h)
-        weights.append(w)
-        colours.append(c)
-        offsets.append(o)
-        masks.append(m)
-    return tuple(torch.from_numpy(np.stack(a)) for a in
-                 (xs, heats, weights, colours, offsets, masks))
+def pick_device(name: str) -> str:
+    """``auto``: the GPU when PyTorch sees one, else the CPU."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"--device {name}: PyTorch sees no GPU here")
+    return name
 
 
 def focal_loss(logits, gt, weight):
@@ -118,6 +82,7 @@ def loss_fn(out, heat, weight, colour, offset, mask):
 def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
                  size: tuple[int, int] = DEFAULT_INPUT) -> list[np.ndarray]:
     model.eval()
+    device = next(model.parameters()).device
     out = []
     with torch.no_grad():
         for item in items:
@@ -128,8 +93,8 @@ def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
             if with_reference and item.reference is not None:
                 ref = np.zeros_like(canvas)
                 ref[:h, :w] = item.reference
-            x = torch.from_numpy(to_planes(canvas, ref)[None])
-            out.append(model(x)[0].numpy())
+            x = torch.from_numpy(to_planes(canvas, ref)[None]).to(device)
+            out.append(model(x)[0].cpu().numpy())
     model.train()
     return out
 
@@ -174,7 +139,9 @@ def train(args) -> dict:
     """Train, calibrate and export; returns the per-step losses and where the model went."""
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
+    args.device = pick_device(args.device)
+    if args.weights:
+        args.weights.parent.mkdir(parents=True, exist_ok=True)
     samples: list[Sample] = []
     for folder in args.data:
         samples += load_samples(folder)
@@ -193,15 +160,18 @@ def train(args) -> dict:
     model = CubeNet(args.width)
     if args.init:  # go on from an earlier run's weights (a warm restart of the schedule)
         load_weights(model, args.init)
-    model = model.to(memory_format=torch.channels_last)
+    model = model.to(args.device, memory_format=torch.channels_last)
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"CubeNet: {n_params} parameters", flush=True)
+    print(f"CubeNet: {n_params} parameters, training on {args.device} with batches from "
+          f"{max(1, args.workers)} process(es)", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     budget = args.minutes * 60
     start = time.time()
     step = 0
     avg: dict[str, float] = {}
     losses: list[float] = []
+    stream = batches(train_samples, train_items, args.batch, args.input, args.seed,
+                     args.workers, pin_memory=args.device.startswith("cuda"))
     while True:
         elapsed = time.time() - start
         if step >= args.steps or elapsed >= budget:
@@ -212,10 +182,14 @@ def train(args) -> dict:
         for g in opt.param_groups:
             g["lr"] = lr
         if args.reload_every and step and step % args.reload_every == 0:
+            known = len(train_items)
             train_samples, train_items = _reload(args, train_samples, train_items)
-        idx = rng.integers(0, len(train_items), args.batch)
-        x, heat, weight, colour, offset, mask = make_batch([train_items[i] for i in idx], rng,
-                                                        size=args.input)
+            if len(train_items) != known:  # the workers hold the old list: start new ones
+                stream = batches(train_samples, train_items, args.batch, args.input,
+                                 args.seed + step, args.workers,
+                                 pin_memory=args.device.startswith("cuda"))
+        x, heat, weight, colour, offset, mask = (
+            t.to(args.device, non_blocking=True) for t in next(stream))
         out = model(x.contiguous(memory_format=torch.channels_last))
         loss, parts = loss_fn(out, heat, weight, colour, offset, mask)
         opt.zero_grad()
@@ -228,7 +202,12 @@ def train(args) -> dict:
         if step % args.log_every == 0:
             print(f"step {step} {elapsed / 60:.1f} min lr {lr:.5f} "
                   + " ".join(f"{k} {v:.3f}" for k, v in avg.items()), flush=True)
+        if args.weights and args.save_every and step % args.save_every == 0:
+            torch.save(model.state_dict(), args.weights)  # a run cut short keeps its work
+    del stream  # ends the worker processes
     print(f"trained {step} steps in {(time.time() - start) / 60:.1f} min", flush=True)
+    if args.weights:  # before calibrating and exporting, which a run cut short may not reach
+        torch.save(model.state_dict(), args.weights)
 
     config = ModelConfig(
         input_width=args.input[0], input_height=args.input[1], stride=STRIDE,
@@ -238,12 +217,11 @@ def train(args) -> dict:
         per_mode = {mode: predict_maps(model, val_items, mode, args.input)
                     for mode in (True, False)}
         config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
+    model = model.cpu()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     export_onnx(model, out_dir / "model.onnx", *args.input)
     (out_dir / "model.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n")
-    if args.weights:
-        torch.save(model.state_dict(), args.weights)
     print(f"wrote {out_dir / 'model.onnx'} and model.json", flush=True)
     return {"losses": losses, "out": out_dir, "config": config}
 
@@ -265,6 +243,13 @@ def main(argv=None) -> int:
     ap.add_argument("--reload-every", type=int, default=0,
                     help="look for new pictures in the data folders every so many steps")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="auto",
+                    help="cpu, cuda or auto (default: the GPU when PyTorch sees one)")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="processes making augmented batches (0: the training process itself; "
+                    "with a GPU, about the CPU cores less one)")
+    ap.add_argument("--save-every", type=int, default=1000,
+                    help="also save --weights every so many steps")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--note", default="", help="what the data was, for model.json")
     ap.add_argument("--weights", type=Path, help="also keep the PyTorch weights here")

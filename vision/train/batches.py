@@ -1,0 +1,101 @@
+"""The training batches: each picture fitted to the input once, then re-shot at random for
+every batch, in worker processes when there are any.
+
+Why worker processes, and why spawned: re-shooting a picture (``augment``) costs more CPU time
+than a training step costs a GPU, so with a GPU several processes make batches at once. They
+are started fresh (``spawn``), never forked: a process forked after PyTorch's or OpenCV's
+thread pools have run can hang in its first parallel call. Each worker therefore reads and
+fits the pictures itself (a few seconds) instead of receiving them, and draws from its own seed,
+so no two workers make the same batch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+from vision.netinput import to_planes
+from vision.train.augment import Cached, augment, targets
+from vision.train.data import Sample
+
+DEFAULT_INPUT = (512, 288)  # (width, height), the shipped model's; multiples of 32 (the stride)
+
+
+def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT) -> list[Cached]:
+    """Each picture (and its session's empty tray) fitted to the input scale once."""
+    empties: dict[Path, np.ndarray] = {}
+    out = []
+    for s in samples:
+        img = cv2.imread(str(s.path), cv2.IMREAD_COLOR)
+        if img is None:
+            raise RuntimeError(f"cannot read {s.path}")
+        h, w = img.shape[:2]
+        scale = min(size[0] / w, size[1] / h)
+        nw, nh = round(w * scale), round(h * scale)
+        small = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
+        ref = None
+        if s.empty_path is not None:
+            if s.empty_path not in empties:
+                e = cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR)
+                empties[s.empty_path] = cv2.resize(e, (nw, nh), interpolation=cv2.INTER_AREA)
+            ref = empties[s.empty_path]
+        low = s.low_visibility_px(w, h)
+        cubes = np.array([[c.x * scale, c.y * scale, c.colour, c.in_tray,
+                           float(c.visible_px >= low)] for c in s.cubes], np.float32)
+        cubes = cubes.reshape(-1, 5)
+        corners = None if s.corners is None else np.array(s.corners, np.float32) * scale
+        out.append(Cached(small, ref, scale, cubes, corners))
+    return out
+
+
+def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False,
+               size: tuple[int, int] = DEFAULT_INPUT):
+    xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
+    for item in items:
+        image, ref, cubes, corners = augment(item, rng, *size, plain=plain)
+        xs.append(to_planes(image, ref))
+        h, w, c, o, m = targets(cubes, corners, *size)
+        heats.append(h)
+        weights.append(w)
+        colours.append(c)
+        offsets.append(o)
+        masks.append(m)
+    return tuple(torch.from_numpy(np.stack(a)) for a in
+                 (xs, heats, weights, colours, offsets, masks))
+
+
+class BatchStream(IterableDataset):
+    """Endless augmented batches of the given pictures, drawn with the given seed."""
+
+    def __init__(self, samples: list[Sample], batch: int, size: tuple[int, int], seed: int,
+                 items: list[Cached] | None = None):
+        self.samples, self.batch, self.size, self.seed = samples, batch, size, seed
+        self.items = items  # already fitted (the training process's own copy), or None
+
+    def __getstate__(self):  # a worker fits the pictures itself: paths travel, not pixels
+        return {**self.__dict__, "items": None}
+
+    def __iter__(self):
+        worker = get_worker_info()
+        if worker is not None:
+            cv2.setNumThreads(1)  # the workers are the parallelism
+        items = self.items if self.items is not None else cache_samples(self.samples, self.size)
+        rng = np.random.default_rng([self.seed, 0 if worker is None else worker.id + 1])
+        while True:
+            idx = rng.integers(0, len(items), self.batch)
+            yield make_batch([items[i] for i in idx], rng, size=self.size)
+
+
+def batches(samples: list[Sample], items: list[Cached], batch: int, size: tuple[int, int],
+            seed: int, workers: int = 0, pin_memory: bool = False):
+    """An endless iterator over training batches (x, heat, weight, colour, offset, mask), made
+    by ``workers`` spawned processes, or in this process when ``workers`` is 0."""
+    stream = BatchStream(samples, batch, size, seed, items)
+    if workers <= 0:
+        return iter(stream)
+    return iter(DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,
+                           pin_memory=pin_memory, multiprocessing_context="spawn"))
