@@ -82,7 +82,9 @@ class BatchStream(IterableDataset):
     def __iter__(self):
         worker = get_worker_info()
         if worker is not None:
-            cv2.setNumThreads(1)  # the workers are the parallelism
+            # no OpenCV thread pool in a worker: the workers are the parallelism, and a pool's
+            # threads still running when the worker exits abort it
+            cv2.setNumThreads(0)
         items = self.items if self.items is not None else cache_samples(self.samples, self.size)
         rng = np.random.default_rng([self.seed, 0 if worker is None else worker.id + 1])
         while True:
