@@ -37,6 +37,9 @@ class ModelConfig:
     corner_threshold: float = 0.25
     colour_temperature: float = 1.0  # divides the colour logits (calibrated on validation)
     cube_temperature: float = 1.0  # divides the centre logits (calibrated on validation)
+    # also read the picture turned half round and average the two readings' maps: twice the
+    # time, for a network that sees the tray from both sides in training
+    turn_average: bool = False
     trained_on: str = ""
 
     @classmethod
@@ -148,6 +151,24 @@ def _corners(logits: np.ndarray, config: ModelConfig, scale: float,
     return np.array(points, np.float32)
 
 
+def turned(blob: np.ndarray) -> np.ndarray:
+    """The network input (1, C, H, W) turned half round."""
+    return np.ascontiguousarray(blob[:, :, ::-1, ::-1])
+
+
+def turned_back(maps: np.ndarray, config: ModelConfig) -> np.ndarray:
+    """Maps (C, gh, gw) read from a turned input, in the unturned picture's cells.
+
+    Why the offsets change sign: a centre at ``offset`` into its cell sits at ``1 - offset``
+    into the turned cell, and the offsets are logits of a sigmoid (sigmoid(-z) = 1 -
+    sigmoid(z)). Exact when the input's size is a multiple of the stride, as it always is."""
+    back = maps[:, ::-1, ::-1].copy()
+    for name in ("dx", "dy"):
+        i = config.heads.index(name)
+        back[i] = -back[i]
+    return back
+
+
 class CubeDetector:
     """Loads ``model.onnx`` and ``model.json`` from a folder (the packaged model by default).
 
@@ -172,9 +193,14 @@ class CubeDetector:
         """The network's raw output maps (C, gh, gw) and the picture -> input scale."""
         cfg = self.config
         blob, scale = network_input(image, reference, cfg.input_width, cfg.input_height)
+        maps = self._forward(blob)
+        if cfg.turn_average:
+            maps = (maps + turned_back(self._forward(turned(blob)), cfg)) / 2
+        return maps, scale
+
+    def _forward(self, blob: np.ndarray) -> np.ndarray:
         self.net.setInput(blob)
-        out = self.net.forward()
-        return np.asarray(out)[0], scale
+        return np.asarray(self.net.forward())[0]
 
     def detect(self, image: np.ndarray, reference: np.ndarray | None = None) -> Detections:
         maps, scale = self.maps(image, reference)

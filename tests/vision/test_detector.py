@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from vision.detector import MODEL_DIR, CubeDetector, ModelConfig, decode
+from vision.detector import MODEL_DIR, CubeDetector, ModelConfig, decode, turned, turned_back
 from vision.errors import VisionError
 from vision.reading import COLOURS
 
@@ -153,6 +153,39 @@ def test_two_cube_peaks_come_back_where_and_what_they_are():
     assert COLOURS[int(np.argmax(second.colour_probs))] == "white"
     assert not first.outside and not second.outside
     assert found.corners is None
+
+
+def test_maps_read_from_a_turned_input_come_back_to_the_same_cube():
+    # what a network sees in a picture turned half round: the cube in the opposite cell, at
+    # the opposite offset within it
+    maps = blank()
+    put_cube(maps, 3, 5, "red", dx=_logit(0.25), dy=_logit(0.7))
+    seen_turned = blank()
+    put_cube(seen_turned, GH - 1 - 3, GW - 1 - 5, "red", dx=_logit(0.75), dy=_logit(0.3))
+    back = turned_back(seen_turned, CONFIG)
+    assert back.shape == maps.shape
+    want, got = decode(maps, CONFIG, 1.0), decode(back, CONFIG, 1.0)
+    assert len(got.candidates) == 1
+    assert (got.candidates[0].x, got.candidates[0].y) == pytest.approx(
+        (want.candidates[0].x, want.candidates[0].y), abs=1e-4)
+    averaged = decode((maps + back) / 2, CONFIG, 1.0)
+    assert averaged.candidates[0].x == pytest.approx((5 + 0.25) * 4, abs=1e-4)
+    blob = np.arange(2 * 3 * 4, dtype=np.float32).reshape(1, 2, 3, 4)
+    assert np.array_equal(turned(turned(blob)), blob)
+    assert turned(blob)[0, 0, 0, 0] == blob[0, 0, -1, -1]
+
+
+def test_turn_averaging_reads_a_picture_twice_and_stays_in_shape(packaged, tmp_path):
+    for name in ("model.onnx", "model.json"):
+        shutil.copy(MODEL_DIR / name, tmp_path / name)
+    config = json.loads((tmp_path / "model.json").read_text())
+    (tmp_path / "model.json").write_text(json.dumps({**config, "turn_average": True}))
+    both = CubeDetector(tmp_path)
+    picture = np.random.default_rng(1).integers(0, 256, (324, 576, 3), dtype=np.uint8)
+    plain, scale = packaged.maps(picture, None)
+    averaged, scale2 = both.maps(picture, None)
+    assert averaged.shape == plain.shape and scale2 == scale
+    assert not np.allclose(averaged, plain)
 
 
 def test_the_temperatures_soften_the_scores():

@@ -80,7 +80,9 @@ def loss_fn(out, heat, weight, colour, offset, mask):
 
 
 def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
-                 size: tuple[int, int] = DEFAULT_INPUT) -> list[np.ndarray]:
+                 size: tuple[int, int] = DEFAULT_INPUT, turn: bool = False) -> list[np.ndarray]:
+    """The network's maps of each picture, as the device reads them (``turn``: averaged with
+    the half-turned picture's, ``ModelConfig.turn_average``), for calibrating on them."""
     model.eval()
     device = next(model.parameters()).device
     out = []
@@ -94,7 +96,12 @@ def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
                 ref = np.zeros_like(canvas)
                 ref[:h, :w] = item.reference
             x = torch.from_numpy(to_planes(canvas, ref)[None]).to(device)
-            out.append(model(x)[0].cpu().numpy())
+            maps = model(x)[0]
+            if turn:
+                back = model(x.flip((2, 3)))[0].flip((1, 2))
+                back[OFFSET] = -back[OFFSET]  # see vision.detector.turned_back
+                maps = (maps + back) / 2
+            out.append(maps.cpu().numpy())
     model.train()
     return out
 
@@ -212,9 +219,10 @@ def train(args) -> dict:
     config = ModelConfig(
         input_width=args.input[0], input_height=args.input[1], stride=STRIDE,
         labels=("blue", "black", "red", "brown", "green", "yellow", "white"), heads=HEADS,
+        turn_average=args.turn_average,
         trained_on=args.note or ", ".join(str(d) for d in args.data))
     if val_items:
-        per_mode = {mode: predict_maps(model, val_items, mode, args.input)
+        per_mode = {mode: predict_maps(model, val_items, mode, args.input, args.turn_average)
                     for mode in (True, False)}
         config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
     model = model.cpu()
@@ -254,6 +262,9 @@ def main(argv=None) -> int:
     ap.add_argument("--note", default="", help="what the data was, for model.json")
     ap.add_argument("--weights", type=Path, help="also keep the PyTorch weights here")
     ap.add_argument("--init", type=Path, help="start from these PyTorch weights (--weights)")
+    ap.add_argument("--turn-average", action="store_true",
+                    help="the model reads each picture also turned half round and averages "
+                    "(twice the time per picture); calibrated that way too")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     train(ap.parse_args(argv))
     return 0
