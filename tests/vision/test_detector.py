@@ -175,15 +175,18 @@ def test_maps_read_from_a_turned_input_come_back_to_the_same_cube():
     assert turned(blob)[0, 0, 0, 0] == blob[0, 0, -1, -1]
 
 
-def test_turn_averaging_reads_a_picture_twice_and_stays_in_shape(packaged, tmp_path):
-    for name in ("model.onnx", "model.json"):
-        shutil.copy(MODEL_DIR / name, tmp_path / name)
-    config = json.loads((tmp_path / "model.json").read_text())
-    (tmp_path / "model.json").write_text(json.dumps({**config, "turn_average": True}))
-    both = CubeDetector(tmp_path)
+def test_turn_averaging_reads_a_picture_twice_and_stays_in_shape(tmp_path):
+    config = json.loads((MODEL_DIR / "model.json").read_text())
+    detectors = {}
+    for turn in (False, True):
+        folder = tmp_path / str(turn)
+        folder.mkdir()
+        shutil.copy(MODEL_DIR / "model.onnx", folder / "model.onnx")
+        (folder / "model.json").write_text(json.dumps({**config, "turn_average": turn}))
+        detectors[turn] = CubeDetector(folder)
     picture = np.random.default_rng(1).integers(0, 256, (324, 576, 3), dtype=np.uint8)
-    plain, scale = packaged.maps(picture, None)
-    averaged, scale2 = both.maps(picture, None)
+    plain, scale = detectors[False].maps(picture, None)
+    averaged, scale2 = detectors[True].maps(picture, None)
     assert averaged.shape == plain.shape and scale2 == scale
     assert not np.allclose(averaged, plain)
 
