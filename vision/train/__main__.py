@@ -177,8 +177,9 @@ def train(args) -> dict:
     step = 0
     avg: dict[str, float] = {}
     losses: list[float] = []
+    pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
     stream = batches(train_samples, train_items, args.batch, args.input, args.seed,
-                     args.workers, pin_memory=args.device.startswith("cuda"))
+                     args.workers, pin)
     while True:
         elapsed = time.time() - start
         if step >= args.steps or elapsed >= budget:
@@ -193,8 +194,7 @@ def train(args) -> dict:
             train_samples, train_items = _reload(args, train_samples, train_items)
             if len(train_items) != known:  # the workers hold the old list: start new ones
                 stream = batches(train_samples, train_items, args.batch, args.input,
-                                 args.seed + step, args.workers,
-                                 pin_memory=args.device.startswith("cuda"))
+                                 args.seed + step, args.workers, pin)
         x, heat, weight, colour, offset, mask = (
             t.to(args.device, non_blocking=True) for t in next(stream))
         out = model(x.contiguous(memory_format=torch.channels_last))
