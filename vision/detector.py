@@ -37,6 +37,10 @@ class ModelConfig:
     corner_threshold: float = 0.25
     colour_temperature: float = 1.0  # divides the colour logits (calibrated on validation)
     cube_temperature: float = 1.0  # divides the centre logits (calibrated on validation)
+    # added to the centre logits after the temperature (calibrated on validation): with the
+    # temperature, a scale and an offset (Platt scaling), so that the strong peaks can be
+    # surer without the faint ones
+    cube_bias: float = 0.0
     # also read the picture turned half round and average the two readings' maps: twice the
     # time, for a network that sees the tray from both sides in training
     turn_average: bool = False
@@ -99,7 +103,8 @@ def decode(maps: np.ndarray, config: ModelConfig, scale: float,
     input the picture covers (the rest is padding)."""
     heads = {name: i for i, name in enumerate(config.heads)}
     stride = config.stride
-    cube = _sigmoid(maps[heads["cube"]] / config.cube_temperature).astype(np.float32)
+    cube = _sigmoid(maps[heads["cube"]] / config.cube_temperature
+                    + config.cube_bias).astype(np.float32)
     outside = _sigmoid(maps[heads["outside"]]).astype(np.float32)
     if valid_size is not None:
         gw = int(np.ceil(valid_size[0] / stride))

@@ -203,6 +203,16 @@ def test_the_temperatures_soften_the_scores():
     assert soft.colour_probs[k] < cold.colour_probs[k]
 
 
+def test_the_cube_bias_shifts_the_tempered_centre_logit():
+    maps = blank()
+    put_cube(maps, 3, 5, "green", p=0.6)
+    put_cube(maps, 10, 18, "red", p=0.9)
+    surer = ModelConfig(**{**CONFIG.__dict__, "cube_temperature": 1.5, "cube_bias": 0.5})
+    scores = sorted(c.score for c in decode(maps, surer, 1.0).candidates)
+    want = sorted(1 / (1 + np.exp(-(_logit(p) / 1.5 + 0.5))) for p in (0.6, 0.9))
+    assert scores == pytest.approx(want, abs=1e-4)
+
+
 def test_candidates_below_the_candidate_threshold_are_left_out():
     maps = blank()
     put_cube(maps, 2, 2, "blue", p=0.9)

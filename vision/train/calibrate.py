@@ -2,9 +2,9 @@
 
 Why on validation set-ups: a threshold or temperature chosen on the pictures the network was
 trained on would be as over-confident as the network is there. The colour temperature makes a
-colour probability p right about p of the time, the centre temperature does the same for "a
-cube is here", and the threshold is the one that reads the most validation trays exactly right
-(with and without the empty-tray reference alike).
+colour probability p right about p of the time, the centre temperature and bias do the same
+for "a cube is here", and the threshold is the one that reads the most validation trays
+exactly right (with and without the empty-tray reference alike).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from vision.reading import COLOURS
 from vision.train.data import MATCH_RADIUS_FRAC, fair_counts, is_exact, match
 
 TEMPERATURES = (0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0)
+CUBE_TEMPERATURES = (1.0, 1.2, 1.5, 2.0, 2.5)
+CUBE_BIASES = (-0.5, 0.0, 0.5, 1.0)
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.25, 0.76, 0.05))
 
 
@@ -78,9 +80,11 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
         dataclasses.replace(config, colour_temperature=t), samples, items, per_mode))
     config = dataclasses.replace(config, colour_temperature=best)
     low = dataclasses.replace(config, candidate_threshold=0.02)
-    best = min(TEMPERATURES, key=lambda t: _nll_cube(
-        dataclasses.replace(low, cube_temperature=t), samples, items, per_mode))
-    config = dataclasses.replace(config, cube_temperature=best)
+    best_t, best_b = min(
+        ((t, b) for t in CUBE_TEMPERATURES for b in CUBE_BIASES),
+        key=lambda tb: _nll_cube(dataclasses.replace(low, cube_temperature=tb[0], cube_bias=tb[1]),
+                                 samples, items, per_mode))
+    config = dataclasses.replace(config, cube_temperature=best_t, cube_bias=best_b)
     scores = {}
     for t in THRESHOLDS:
         c = dataclasses.replace(config, cube_threshold=t, candidate_threshold=min(0.2, t))
@@ -90,7 +94,7 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
     config = dataclasses.replace(config, cube_threshold=float(threshold),
                                  candidate_threshold=float(min(0.2, threshold / 2)))
     log(f"validation: colour temperature {config.colour_temperature}, cube temperature "
-        f"{config.cube_temperature}, threshold {threshold} "
+        f"{config.cube_temperature}, cube bias {config.cube_bias}, threshold {threshold} "
         f"(exact trays {top:.3f}; by threshold "
         + " ".join(f"{t}:{s:.2f}" for t, s in scores.items()) + ")")
     return config
