@@ -161,7 +161,7 @@ def turned(blob: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(blob[:, :, ::-1, ::-1])
 
 
-def turned_back(maps: np.ndarray, config: ModelConfig) -> np.ndarray:
+def turned_back(maps: np.ndarray, heads: tuple[str, ...]) -> np.ndarray:
     """Maps (C, gh, gw) read from a turned input, in the unturned picture's cells.
 
     Why the offsets change sign: a centre at ``offset`` into its cell sits at ``1 - offset``
@@ -169,7 +169,7 @@ def turned_back(maps: np.ndarray, config: ModelConfig) -> np.ndarray:
     sigmoid(z)). Exact when the input's size is a multiple of the stride, as it always is."""
     back = maps[:, ::-1, ::-1].copy()
     for name in ("dx", "dy"):
-        i = config.heads.index(name)
+        i = heads.index(name)
         back[i] = -back[i]
     return back
 
@@ -200,7 +200,7 @@ class CubeDetector:
         blob, scale = network_input(image, reference, cfg.input_width, cfg.input_height)
         maps = self._forward(blob)
         if cfg.turn_average:
-            maps = (maps + turned_back(self._forward(turned(blob)), cfg)) / 2
+            maps = (maps + turned_back(self._forward(turned(blob)), cfg.heads)) / 2
         return maps, scale
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:

@@ -162,7 +162,7 @@ def test_maps_read_from_a_turned_input_come_back_to_the_same_cube():
     put_cube(maps, 3, 5, "red", dx=_logit(0.25), dy=_logit(0.7))
     seen_turned = blank()
     put_cube(seen_turned, GH - 1 - 3, GW - 1 - 5, "red", dx=_logit(0.75), dy=_logit(0.3))
-    back = turned_back(seen_turned, CONFIG)
+    back = turned_back(seen_turned, CONFIG.heads)
     assert back.shape == maps.shape
     want, got = decode(maps, CONFIG, 1.0), decode(back, CONFIG, 1.0)
     assert len(got.candidates) == 1

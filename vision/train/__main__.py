@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.nn import functional
 
-from vision.detector import MODEL_DIR, ModelConfig
+from vision.detector import MODEL_DIR, ModelConfig, turned, turned_back
 from vision.netinput import to_planes
 from vision.train import calibrate
 from vision.train.augment import STRIDE, Cached
@@ -95,20 +95,23 @@ def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
             if with_reference and item.reference is not None:
                 ref = np.zeros_like(canvas)
                 ref[:h, :w] = item.reference
-            x = torch.from_numpy(to_planes(canvas, ref)[None]).to(device)
-            maps = model(x)[0]
-            if turn:
-                back = model(x.flip((2, 3)))[0].flip((1, 2))
-                back[OFFSET] = -back[OFFSET]  # see vision.detector.turned_back
-                maps = (maps + back) / 2
-            out.append(maps.cpu().numpy())
+            blob = to_planes(canvas, ref)[None]
+            maps = _forward(model, blob, device)
+            if turn:  # as the device does it (vision.detector)
+                maps = (maps + turned_back(_forward(model, turned(blob), device), HEADS)) / 2
+            out.append(maps)
     model.train()
     return out
 
 
-def _reload(args, samples: list[Sample], items: list[Cached]):
+def _forward(model: CubeNet, blob: np.ndarray, device) -> np.ndarray:
+    return model(torch.from_numpy(blob).to(device))[0].cpu().numpy()
+
+
+def _reload(args, samples: list[Sample], items: list[Cached] | None):
     """Add the pictures that appeared in the data folders since the last look (a renderer still
-    running beside the training); validation set-ups stay apart by their names' hash."""
+    running beside the training); validation set-ups stay apart by their names' hash. ``items``
+    is None when batch workers fit the pictures themselves."""
     known = {s.path for s in samples}
     fresh: list[Sample] = []
     for folder in args.data:
@@ -118,7 +121,8 @@ def _reload(args, samples: list[Sample], items: list[Cached]):
             print(f"reload skipped {folder}: {exc}", flush=True)
     fresh, _ = split_by_session(fresh, args.val_share, args.seed)
     if fresh:
-        items = items + cache_samples(fresh, args.input)
+        if items is not None:
+            items = items + cache_samples(fresh, args.input)
         samples = samples + fresh
         print(f"added {len(fresh)} pictures: {len(samples)} of "
               f"{len({s.session for s in samples})} set-ups now", flush=True)
@@ -160,7 +164,8 @@ def train(args) -> dict:
           f"{len(val_samples)} validation pictures of {sessions(val_samples)} set-ups",
           flush=True)
     t0 = time.time()
-    train_items = cache_samples(train_samples, args.input)
+    # with batch workers, each worker fits the training pictures itself
+    train_items = cache_samples(train_samples, args.input) if args.workers <= 0 else None
     val_items = cache_samples(val_samples, args.input)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
@@ -190,9 +195,9 @@ def train(args) -> dict:
         for g in opt.param_groups:
             g["lr"] = lr
         if args.reload_every and step and step % args.reload_every == 0:
-            known = len(train_items)
+            known = len(train_samples)
             train_samples, train_items = _reload(args, train_samples, train_items)
-            if len(train_items) != known:  # the workers hold the old list: start new ones
+            if len(train_samples) != known:  # the workers hold the old list: start new ones
                 stream = batches(train_samples, train_items, args.batch, args.input,
                                  args.seed + step, args.workers, pin)
         x, heat, weight, colour, offset, mask = (

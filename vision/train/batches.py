@@ -92,10 +92,11 @@ class BatchStream(IterableDataset):
             yield make_batch([items[i] for i in idx], rng, size=self.size)
 
 
-def batches(samples: list[Sample], items: list[Cached], batch: int, size: tuple[int, int],
+def batches(samples: list[Sample], items: list[Cached] | None, batch: int, size: tuple[int, int],
             seed: int, workers: int = 0, pin_memory: bool = False):
     """An endless iterator over training batches (x, heat, weight, colour, offset, mask), made
-    by ``workers`` spawned processes, or in this process when ``workers`` is 0."""
+    by ``workers`` spawned processes, or in this process when ``workers`` is 0 (from ``items``,
+    the pictures already fitted, when given)."""
     stream = BatchStream(samples, batch, size, seed, items)
     if workers <= 0:
         return iter(stream)
