@@ -27,6 +27,7 @@ from vision.train import calibrate
 from vision.train.augment import STRIDE, Cached
 from vision.train.batches import DEFAULT_INPUT, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session
+from vision.train.device_batches import DeviceBatches
 from vision.train.export import export_onnx
 from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
 
@@ -50,6 +51,25 @@ def pick_device(name: str) -> str:
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise SystemExit(f"--device {name}: PyTorch sees no GPU here")
     return name
+
+
+def pick_augment(name: str, device: str, workers: int) -> str:
+    """Where the pictures are re-shot: ``auto`` is on the GPU when training on one (there the
+    CPU's re-shooting is the bottleneck), else in this process or the batch workers."""
+    if name == "auto":
+        name = "device" if device.startswith("cuda") else "cpu"
+    if name == "device" and workers > 0:
+        raise SystemExit("--augment-on device makes the batches on the training device: "
+                         "leave out --workers")
+    return name
+
+
+def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
+    """The endless batch iterator ``args.augment_on`` asks for."""
+    if args.augment_on == "device":
+        return DeviceBatches(items, args.batch, args.input, seed, args.device)
+    pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
+    return batches(samples, items, args.batch, args.input, seed, args.workers, pin)
 
 
 def focal_loss(logits, gt, weight):
@@ -151,6 +171,7 @@ def train(args) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     args.device = pick_device(args.device)
+    args.augment_on = pick_augment(args.augment_on, args.device, args.workers)
     if args.weights:
         args.weights.parent.mkdir(parents=True, exist_ok=True)
     samples: list[Sample] = []
@@ -174,17 +195,17 @@ def train(args) -> dict:
         load_weights(model, args.init)
     model = model.to(args.device, memory_format=torch.channels_last)
     n_params = sum(p.numel() for p in model.parameters())
+    makers = ("the training device" if args.augment_on == "device"
+              else f"{max(1, args.workers)} process(es)")
     print(f"CubeNet: {n_params} parameters, training on {args.device} with batches from "
-          f"{max(1, args.workers)} process(es)", flush=True)
+          f"{makers}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     budget = args.minutes * 60
     start = time.time()
     step = 0
     avg: dict[str, float] = {}
     losses: list[float] = []
-    pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
-    stream = batches(train_samples, train_items, args.batch, args.input, args.seed,
-                     args.workers, pin)
+    stream = training_batches(args, train_samples, train_items, args.seed)
     while True:
         elapsed = time.time() - start
         if step >= args.steps or elapsed >= budget:
@@ -198,8 +219,7 @@ def train(args) -> dict:
             known = len(train_samples)
             train_samples, train_items = _reload(args, train_samples, train_items)
             if len(train_samples) != known:  # the workers hold the old list: start new ones
-                stream = batches(train_samples, train_items, args.batch, args.input,
-                                 args.seed + step, args.workers, pin)
+                stream = training_batches(args, train_samples, train_items, args.seed + step)
         x, heat, weight, colour, offset, mask = (
             t.to(args.device, non_blocking=True) for t in next(stream))
         out = model(x.contiguous(memory_format=torch.channels_last))
@@ -247,7 +267,9 @@ def main(argv=None) -> int:
     ap.add_argument("--minutes", type=float, default=60.0, help="stop after this long")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--width", type=int, default=1)
+    ap.add_argument("--width", type=float, default=1.0,
+                    help="scales every layer's channels (1.5: ~2.25 times the time per "
+                    "picture)")
     ap.add_argument("--input", type=input_size, default=DEFAULT_INPUT, metavar="WxH",
                     help="the network's input size (default 512x288); a bigger one gives "
                     "each cube more pixels and costs time in proportion to its area")
@@ -261,6 +283,10 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=0,
                     help="processes making augmented batches (0: the training process itself; "
                     "with a GPU, about the CPU cores less one)")
+    ap.add_argument("--augment-on", choices=("auto", "cpu", "device"), default="auto",
+                    help="where the pictures are re-shot: on the CPU (this process or "
+                    "--workers) or on the training device (vision.train.device_batches); "
+                    "auto: on the GPU when training on one")
     ap.add_argument("--save-every", type=int, default=1000,
                     help="also save --weights every so many steps")
     ap.add_argument("--log-every", type=int, default=50)
