@@ -115,3 +115,33 @@ def test_the_input_size_is_checked_before_any_training(tmp_path, capsys):
 def test_training_refuses_a_folder_without_labels(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"labels\.json"):
         train_main([str(tmp_path), "--out", str(tmp_path / "m"), "--steps", "1"])
+
+
+@pytest.mark.parametrize("train_mode", [False, True])
+def test_narrower_weights_widen_to_a_network_that_reads_the_same(tmp_path, train_mode):
+    torch.manual_seed(1)
+    narrow = CubeNet()
+    with torch.no_grad():  # trained-looking batch-norm statistics, not the initial ones
+        for m in narrow.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+        narrow.context.weight.normal_(0, 0.1)
+    torch.save(narrow.state_dict(), tmp_path / "narrow.pt")
+    wide = CubeNet(width=1.5)
+    load_weights(wide, tmp_path / "narrow.pt")
+    x = torch.rand(2, 7, 64, 96) - 0.5
+    for net in (narrow, wide):
+        net.train(train_mode)
+    with torch.no_grad():
+        assert torch.allclose(wide(x), narrow(x), atol=1e-4)
+    # the copies learn apart: their shares differ, so their gradients do too
+    wide.train()
+    wide(x).square().sum().backward()
+    grad = wide.stem[0][0].weight.grad
+    assert not any(torch.allclose(grad[16 + i], grad[j]) for i in range(8) for j in range(16))
+    torch.save(wide.state_dict(), tmp_path / "wide.pt")
+    with pytest.raises(SystemExit, match="does not fit"):  # never narrowed
+        load_weights(CubeNet(), tmp_path / "wide.pt")

@@ -30,6 +30,7 @@ from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.device_batches import DeviceBatches
 from vision.train.export import export_onnx
 from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
+from vision.train.widen import group_widths, widen
 
 
 def input_size(text: str) -> tuple[int, int]:
@@ -151,11 +152,20 @@ def _reload(args, samples: list[Sample], items: list[Cached] | None):
 
 def load_weights(model: CubeNet, path: Path) -> None:
     """An earlier run's weights into ``model``. Weights saved before the global-context branch
-    existed load too: the branch starts at zero, so the network reads as it did."""
+    existed load too: the branch starts at zero, so the network reads as it did. Weights of a
+    narrower CubeNet are widened to ``model``'s width (``vision.train.widen``), reading the
+    same."""
     missing: list[str] = []
+    state = torch.load(path, map_location="cpu")
+    if "context.weight" in state and _narrower(state, model):
+        was = group_widths(state)
+        try:
+            state = widen(state, model.state_dict())
+        except ValueError as exc:
+            raise SystemExit(f"{path} cannot be widened to this CubeNet: {exc}") from None
+        print(f"widened {path} from {was} channels to {group_widths(state)}", flush=True)
     try:
-        missing, unexpected = model.load_state_dict(torch.load(path, map_location="cpu"),
-                                                    strict=False)
+        missing, unexpected = model.load_state_dict(state, strict=False)
         foreign = [*unexpected, *(k for k in missing if not k.startswith("context."))]
         problem = f"layers {foreign} do not match" if foreign else ""
     except RuntimeError as exc:  # a layer of another shape
@@ -164,6 +174,11 @@ def load_weights(model: CubeNet, path: Path) -> None:
         raise SystemExit(f"{path} does not fit this CubeNet (another --width?): {problem}")
     if missing:
         print(f"new layers start at zero: {', '.join(missing)}", flush=True)
+
+
+def _narrower(state: dict, model: CubeNet) -> bool:
+    old, new = group_widths(state), group_widths(model.state_dict())
+    return old != new and all(a <= b for a, b in zip(old, new, strict=True))
 
 
 def train(args) -> dict:
