@@ -19,6 +19,7 @@ import numpy as np
 STRIDE = 4
 CENTRE_SIGMA = 0.9  # cells
 CORNER_SIGMA = 1.0
+REFERENCE_SHARE = 0.6  # 40 % of the pictures are shown without the empty tray
 
 
 @dataclass
@@ -81,27 +82,65 @@ def light_gains(rng: np.random.Generator) -> np.ndarray:
     return gains
 
 
+def draw_light(rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
+    """A picture's light: channel gains, exposure and gamma."""
+    gains = light_gains(rng)
+    return gains, math.exp(rng.uniform(-0.7, 0.55)), math.exp(rng.normal(0, 0.15))
+
+
+def drifted(rng: np.random.Generator, gains: np.ndarray,
+            exposure: float) -> tuple[np.ndarray, float]:
+    """The empty tray's light: the drop's, drifted a little since it was taken."""
+    return gains * np.exp(rng.normal(0, 0.03, 3)), exposure * math.exp(rng.normal(0, 0.08))
+
+
+def shaken(m: np.ndarray, rng: np.random.Generator, out_w: int, out_h: int) -> np.ndarray:
+    """The empty tray's matrix: the drop's, with the small turn and shift of a camera that
+    shook since."""
+    jitter = cv2.getRotationMatrix2D((out_w / 2, out_h / 2), rng.normal(0, 0.3), 1.0)
+    mr = (np.vstack([jitter, [0, 0, 1]]) @ np.vstack([m, [0, 0, 1]]))[:2].astype(np.float32)
+    mr[:, 2] += rng.normal(0, 0.7, 2)
+    return mr
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Which camera faults one picture gets (None / 0: not this one)."""
+
+    low_res: float | None  # a lower-resolution camera's scale, scaled up again
+    blur: float | None  # Gaussian sigma
+    noise: float  # standard deviation in levels
+    jpeg: int  # quality
+
+
+def draw_faults(rng: np.random.Generator) -> Faults:
+    return Faults(rng.uniform(0.45, 0.9) if rng.random() < 0.25 else None,
+                  rng.uniform(0.3, 1.1) if rng.random() < 0.3 else None,
+                  rng.uniform(1, 5) if rng.random() < 0.5 else 0.0,
+                  int(rng.uniform(25, 96)) if rng.random() < 0.5 else 0)
+
+
 def camera_noise(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    if rng.random() < 0.25:  # a lower-resolution camera, scaled up to the same input
+    faults = draw_faults(rng)
+    if faults.low_res is not None:  # a lower-resolution camera, scaled up to the same input
         h, w = img.shape[:2]
-        f = rng.uniform(0.45, 0.9)
+        f = faults.low_res
         img = cv2.resize(cv2.resize(img, (max(8, int(w * f)), max(8, int(h * f))),
                                     interpolation=cv2.INTER_AREA), (w, h),
                          interpolation=cv2.INTER_LINEAR)
-    if rng.random() < 0.3:
-        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.1))
-    if rng.random() < 0.5:
-        noise = rng.standard_normal(img.shape, dtype=np.float32) * rng.uniform(1, 5)
+    if faults.blur is not None:
+        img = cv2.GaussianBlur(img, (0, 0), faults.blur)
+    if faults.noise:
+        noise = rng.standard_normal(img.shape, dtype=np.float32) * faults.noise
         img = cv2.add(img, noise, dtype=cv2.CV_8U)
-    if rng.random() < 0.5:
-        q = int(rng.uniform(25, 96))
-        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
+    if faults.jpeg:
+        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, faults.jpeg])
         img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return img
 
 
 def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
-            plain: bool = False, reference_share: float = 0.6):
+            plain: bool = False, reference_share: float = REFERENCE_SHARE):
     """(image, reference or None, cubes (N, 5) in input px, corners (4, 2) or None)."""
     h, w = item.image.shape[:2]
     if plain:
@@ -117,21 +156,15 @@ def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
     if use_ref:
         mr = m.copy()
         if not plain:
-            jitter = cv2.getRotationMatrix2D((out_w / 2, out_h / 2), rng.normal(0, 0.3), 1.0)
-            mr = (np.vstack([jitter, [0, 0, 1]]) @ np.vstack([m, [0, 0, 1]]))[:2].astype(
-                np.float32)
-            mr[:, 2] += rng.normal(0, 0.7, 2)
+            mr = shaken(m, rng, out_w, out_h)
         reference = cv2.warpAffine(item.reference, mr, (out_w, out_h), flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT)
     if not plain:
-        gains = light_gains(rng)
-        exposure = math.exp(rng.uniform(-0.7, 0.55))
-        gamma = math.exp(rng.normal(0, 0.15))
+        gains, exposure, gamma = draw_light(rng)
         image = camera_noise(relight(image, gains, exposure, gamma), rng)
         if reference is not None:
-            reference = camera_noise(relight(
-                reference, gains * np.exp(rng.normal(0, 0.03, 3)),
-                exposure * math.exp(rng.normal(0, 0.08)), gamma), rng)
+            reference = camera_noise(relight(reference, *drifted(rng, gains, exposure), gamma),
+                                     rng)
     image[valid == 0] = 0
     if reference is not None:
         reference[valid == 0] = 0

@@ -5,10 +5,11 @@ bottleneck: on a lent H200 with 15 worker processes it fed ~15 steps of 32 pictu
 while the network could take many times that. Here the pictures are uploaded once and every
 step moves, re-lights, blurs, noises and JPEG-compresses a whole batch with tensor operations,
 and draws the target maps the same way. The random draws (the affine matrices, the light, which
-camera faults) are the CPU path's own (``random_affine``, ``light_gains``, the same ranges),
-made with numpy per picture; only the pixel work moves. JPEG is emulated as libjpeg does it
-(4:2:0 chroma, the standard quantisation tables scaled by the quality, an 8 x 8 DCT); the tests
-hold it and the targets against OpenCV and ``augment.targets``.
+camera faults) are made by the CPU path's own functions (``random_affine``, ``draw_light``,
+``shaken``, ``draw_faults``), with numpy per picture; only the pixel work moves. JPEG is
+emulated as libjpeg does it (4:2:0 chroma, the standard quantisation tables scaled by the
+quality, an 8 x 8 DCT); the tests hold it and the targets against OpenCV and
+``augment.targets``.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from torch.nn import functional
 from vision.train.augment import (
     CENTRE_SIGMA,
     CORNER_SIGMA,
+    REFERENCE_SHARE,
     STRIDE,
     Cached,
-    light_gains,
+    draw_faults,
+    draw_light,
+    drifted,
     random_affine,
+    shaken,
 )
-
-REFERENCE_SHARE = 0.6  # as augment(): 40 % of the pictures are shown without the empty tray
 
 _LUMA_TABLE = [16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55,
                14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
@@ -137,17 +140,14 @@ def relight(images: torch.Tensor, gains: np.ndarray, exposure: np.ndarray,
 
 
 class CameraFaults:
-    """Which camera faults each picture of a batch gets, drawn as ``augment.camera_noise``
-    draws them."""
+    """Which camera faults each picture of a batch gets (``augment.draw_faults``)."""
 
     def __init__(self, rng: np.random.Generator, n: int):
-        self.low_res = [rng.uniform(0.45, 0.9) if rng.random() < 0.25 else None
-                        for _ in range(n)]
-        self.blur = [rng.uniform(0.3, 1.1) if rng.random() < 0.3 else None for _ in range(n)]
-        self.noise = np.array([rng.uniform(1, 5) if rng.random() < 0.5 else 0.0
-                               for _ in range(n)])
-        self.jpeg = np.array([int(rng.uniform(25, 96)) if rng.random() < 0.5 else 0
-                              for _ in range(n)])
+        drawn = [draw_faults(rng) for _ in range(n)]
+        self.low_res = [f.low_res for f in drawn]
+        self.blur = [f.blur for f in drawn]
+        self.noise = np.array([f.noise for f in drawn])
+        self.jpeg = np.array([f.jpeg for f in drawn])
 
     def apply(self, images: torch.Tensor) -> torch.Tensor:
         images = images.clone()
@@ -296,19 +296,11 @@ class DeviceBatches:
         idx = rng.integers(0, len(self.sizes), b)
         matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h) for i in idx])
         use_ref = (self.ref_index[idx] >= 0) & (rng.random(b) < REFERENCE_SHARE)
-        ref_matrices = matrices.copy()
-        for k in range(b):  # the empty tray's camera shook a little since
-            a = math.radians(rng.normal(0, 0.3))
-            jitter = np.array([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]])
-            centre = np.array([out_w / 2, out_h / 2])
-            m = matrices[k]
-            ref_matrices[k, :, :2] = jitter @ m[:, :2]
-            ref_matrices[k, :, 2] = jitter @ (m[:, 2] - centre) + centre + rng.normal(0, 0.7, 2)
-        gains = np.stack([light_gains(rng) for _ in range(b)])
-        exposure = np.exp(rng.uniform(-0.7, 0.55, b))
-        gamma = np.exp(rng.normal(0, 0.15, b))
-        ref_gains = gains * np.exp(rng.normal(0, 0.03, (b, 3)))
-        ref_exposure = exposure * np.exp(rng.normal(0, 0.08, b))
+        ref_matrices = np.stack([shaken(m, rng, out_w, out_h) for m in matrices])
+        gains, exposure, gamma = map(np.array, zip(*(draw_light(rng) for _ in range(b)),
+                                                   strict=True))
+        ref_gains, ref_exposure = map(np.array, zip(
+            *(drifted(rng, g, e) for g, e in zip(gains, exposure, strict=True)), strict=True))
 
         index = torch.as_tensor(idx, device=self.device)
         image, valid = warp(self.images[index].float(), matrices, self.sizes[idx], out_w,
