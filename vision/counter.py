@@ -24,9 +24,10 @@ from vision.detector import Candidate, CubeDetector
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
 
-# A counted cube whose confidence (P(a cube is there) x P(its colour), both calibrated on the
-# validation set-ups) is below this is reported as uncertain: it is wrong more than 4 times in
-# 10 (``python -m vision.bench`` prints the reliability table that says how true that is).
+# A counted cube whose confidence (P(a cube is there) x P(its colour), calibrated on the
+# counted cubes of the validation set-ups: ``ModelConfig.confidence``) is below this is
+# reported as uncertain: it is wrong more than 4 times in 10 (``python -m vision.bench`` prints
+# the reliability table that says how true that is).
 UNSURE_BELOW = 0.6
 # A candidate not counted but at least this likely (relative to the counting threshold) is a
 # possible cube worth a word.
@@ -184,6 +185,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     bounds = _bounds(bounds)
     image = check_frame(image)
     h, w = image.shape[:2]
+    detector = detector or packaged_detector()
     found = find_cubes(image, reference, calibration=calibration, detector=detector)
     counted, doubts, corners = found.counted, found.doubts, found.corners
     bias = calibration.bias() if calibration is not None else None
@@ -195,7 +197,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
 
     cubes = []
     for c, p, k in zip(counted, probs, names, strict=True):
-        conf = float(min(1.0, c.score) * p[k])
+        conf = detector.config.confidence(min(1.0, c.score) * p[k])
         unsure = conf < UNSURE_BELOW
         if unsure:
             # the likeliest other colour; on a tie the first in COLOURS (argsort's order of

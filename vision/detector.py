@@ -44,6 +44,11 @@ class ModelConfig:
     # also read the picture turned half round and average the two readings' maps: twice the
     # time, for a network that sees the tray from both sides in training
     turn_average: bool = False
+    # a counted cube's confidence (P(a cube here) x P(its colour)) is a product of two
+    # probabilities calibrated on all candidates, not on the counted cubes; these map its logit
+    # to the share of counted validation cubes that were right (Platt scaling, fitted last)
+    confidence_scale: float = 1.0
+    confidence_shift: float = 0.0
     trained_on: str = ""
 
     @classmethod
@@ -57,6 +62,12 @@ class ModelConfig:
         d["labels"] = tuple(d["labels"])
         d["heads"] = tuple(d["heads"])
         return cls(**d)
+
+    def confidence(self, raw: float) -> float:
+        """A counted cube's calibrated confidence from its raw product of probabilities."""
+        p = min(max(raw, 1e-6), 1 - 1e-6)
+        z = self.confidence_scale * np.log(p / (1 - p)) + self.confidence_shift
+        return float(1.0 / (1.0 + np.exp(-z)))
 
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v)

@@ -4,7 +4,10 @@ Why on validation set-ups: a threshold or temperature chosen on the pictures the
 trained on would be as over-confident as the network is there. The colour temperature makes a
 colour probability p right about p of the time, the centre temperature and bias do the same
 for "a cube is here", and the threshold is the one that reads the most validation trays
-exactly right (with and without the empty-tray reference alike).
+exactly right (with and without the empty-tray reference alike). Last, the counted cubes'
+confidence (the product of the two) is mapped to how often a counted cube of that confidence was
+right, because two probabilities each calibrated over all candidates do not make a calibrated
+product over the few candidates that are counted.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ TEMPERATURES = (0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0)
 CUBE_TEMPERATURES = (1.0, 1.2, 1.5, 2.0, 2.5)
 CUBE_BIASES = (-0.5, 0.0, 0.5, 1.0)
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.25, 0.76, 0.05))
+# below this many counted validation cubes the confidence is left as the product
+MIN_FOR_CONFIDENCE = 50
 
 
 def _decoded(config, samples, items, maps_list):
@@ -64,6 +69,41 @@ def _nll_cube(config, samples, items, per_mode):
     return total / max(n, 1)
 
 
+def _counted(config, samples, items, per_mode) -> tuple[np.ndarray, np.ndarray]:
+    """(raw confidence, right) of every counted in-tray candidate: right when it lies on a
+    labelled in-tray cube of the colour it is read as."""
+    raw, right = [], []
+    for maps_list in per_mode.values():
+        for cand, colour in _matched(samples, items, maps_list, config, True):
+            if cand.score < config.cube_threshold:
+                continue
+            k = int(np.argmax(cand.colour_probs))
+            raw.append(min(1.0, cand.score) * cand.colour_probs[k])
+            right.append(colour == k)
+    return np.array(raw, float), np.array(right, bool)
+
+
+def platt(raw: np.ndarray, right: np.ndarray, iterations: int = 100) -> tuple[float, float]:
+    """Scale and shift of the logit that make ``raw`` right as often as it says (logistic
+    regression by Newton's method). The targets are Platt's (n + 1) / (n + 2) and 1 / (n + 2)
+    rather than 1 and 0, so that a set with no wrong cube gives a finite, sure map."""
+    p = np.clip(raw, 1e-6, 1 - 1e-6)
+    z = np.log(p / (1 - p))
+    n_right, n_wrong = int(right.sum()), int((~right).sum())
+    target = np.where(right, (n_right + 1) / (n_right + 2), 1 / (n_wrong + 2))
+    scale, shift = 1.0, 0.0
+    for _ in range(iterations):
+        q = 1 / (1 + np.exp(-(scale * z + shift)))
+        grad = np.array([((q - target) * z).sum(), (q - target).sum()])
+        w = q * (1 - q)
+        hess = np.array([[(w * z * z).sum(), (w * z).sum()], [(w * z).sum(), w.sum()]])
+        step = np.linalg.solve(hess + 1e-9 * np.eye(2), grad)
+        scale, shift = scale - step[0], shift - step[1]
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(scale), float(shift)
+
+
 def exact_share(config, samples, items, maps_list) -> float:
     right = 0
     for sample, det, width, height in _decoded(config, samples, items, maps_list):
@@ -93,8 +133,15 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
     threshold = min((t for t, s in scores.items() if s == top), key=lambda t: abs(t - 0.5))
     config = dataclasses.replace(config, cube_threshold=float(threshold),
                                  candidate_threshold=float(min(0.2, threshold / 2)))
+    raw, right = _counted(config, samples, items, per_mode)
+    if len(raw) >= MIN_FOR_CONFIDENCE:
+        scale, shift = platt(raw, right)
+        config = dataclasses.replace(config, confidence_scale=round(scale, 4),
+                                     confidence_shift=round(shift, 4))
     log(f"validation: colour temperature {config.colour_temperature}, cube temperature "
         f"{config.cube_temperature}, cube bias {config.cube_bias}, threshold {threshold} "
         f"(exact trays {top:.3f}; by threshold "
-        + " ".join(f"{t}:{s:.2f}" for t, s in scores.items()) + ")")
+        + " ".join(f"{t}:{s:.2f}" for t, s in scores.items()) + "); confidence scale "
+        f"{config.confidence_scale} shift {config.confidence_shift} ({len(raw)} counted cubes, "
+        f"{int(len(raw) - right.sum())} wrong)")
     return config
