@@ -45,7 +45,7 @@ from vision.train.data import (
 )
 
 MODES = {"ref": "with reference", "noref": "without reference"}
-BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
+BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 
 
 def _jpeg(q):

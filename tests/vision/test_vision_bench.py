@@ -53,7 +53,7 @@ def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
         assert "(3 pictures, 576x324, 1 thread)" in speed
     rows = re.findall(r"^  (\d\.\d\d)-(\d\.\d\d)\s+\|\s+(\d+)\s+(\S+)\s+(\S+(?: %)?)\s+\|",
                       out, re.MULTILINE)
-    assert [r[0] for r in rows] == ["0.00", "0.50", "0.70", "0.80", "0.90", "0.95"]
+    assert [r[0] for r in rows] == ["0.00", "0.50", "0.70", "0.80", "0.90", "0.95", "0.99"]
     for _, _, n, mean, _ in rows:
         assert (mean == "-") == (n == "0")
     assert len(re.findall(r"^  (blue|black|red|brown|green|yellow|white)(\s+\d+){7}$",
@@ -76,7 +76,7 @@ def test_perturb_and_calibrate_print_their_lines(capsys, tmp_path):
     figures = json.loads((tmp_path / "figures.json").read_text())
     (fig,) = figures["sets"]
     assert fig["pictures"] == 4 and set(fig["perturb"]) == set(bench.PERTURBATIONS)
-    assert fig["ref"]["n"] == fig["noref"]["n"] == 4 and len(fig["ref"]["reliability"]) == 6
+    assert fig["ref"]["n"] == fig["noref"]["n"] == 4 and len(fig["ref"]["reliability"]) == 7
 
 
 def test_an_unreadable_picture_is_reported_and_counted_wrong(capsys, tmp_path):
