@@ -52,6 +52,11 @@ def test_an_under_confident_product_is_made_surer_and_stays_finite_when_all_are_
     assert config.confidence(0.7) > 0.9
 
 
+def test_a_fit_that_would_turn_the_order_round_is_refused():
+    raw = np.linspace(0.3, 0.99, 400)
+    assert platt(raw, raw < 0.6) == (1.0, 0.0)  # the surer, the more often wrong
+
+
 def test_the_confidence_map_is_the_identity_unless_model_json_says_otherwise():
     assert CONFIG.confidence(0.37) == pytest.approx(0.37, abs=1e-6)
     d = CONFIG.to_dict()

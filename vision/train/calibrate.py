@@ -86,7 +86,9 @@ def _counted(config, samples, items, per_mode) -> tuple[np.ndarray, np.ndarray]:
 def platt(raw: np.ndarray, right: np.ndarray, iterations: int = 100) -> tuple[float, float]:
     """Scale and shift of the logit that make ``raw`` right as often as it says (logistic
     regression by Newton's method). The targets are Platt's (n + 1) / (n + 2) and 1 / (n + 2)
-    rather than 1 and 0, so that a set with no wrong cube gives a finite, sure map."""
+    rather than 1 and 0, so that a set with no wrong cube gives a finite, sure map. A fit that
+    would not keep the order (a surer product less often right) or does not converge is no
+    evidence to re-map by: the identity (1, 0) then."""
     p = np.clip(raw, 1e-6, 1 - 1e-6)
     z = np.log(p / (1 - p))
     n_right, n_wrong = int(right.sum()), int((~right).sum())
@@ -101,6 +103,8 @@ def platt(raw: np.ndarray, right: np.ndarray, iterations: int = 100) -> tuple[fl
         scale, shift = scale - step[0], shift - step[1]
         if np.abs(step).max() < 1e-9:
             break
+    if not (np.isfinite([scale, shift]).all() and scale > 0):
+        return 1.0, 0.0
     return float(scale), float(shift)
 
 
