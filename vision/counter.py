@@ -24,11 +24,6 @@ from vision.detector import Candidate, CubeDetector
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
 
-# A counted cube whose confidence (P(a cube is there) x P(its colour), calibrated on the
-# counted cubes of the validation set-ups: ``ModelConfig.confidence``) is below this is
-# reported as uncertain: it is wrong more than 4 times in 10 (``python -m vision.bench`` prints
-# the reliability table that says how true that is).
-UNSURE_BELOW = 0.6
 # A candidate not counted but at least this likely (relative to the counting threshold) is a
 # possible cube worth a word.
 DOUBT_SHARE = 0.6
@@ -198,7 +193,10 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     cubes = []
     for c, p, k in zip(counted, probs, names, strict=True):
         conf = detector.config.confidence(min(1.0, c.score) * p[k])
-        unsure = conf < UNSURE_BELOW
+        # below the model's ``unsure_below`` (its confidence, calibrated on the counted cubes
+        # of the validation set-ups, is right about that often: ``python -m vision.bench``
+        # prints the reliability table that says how true that is)
+        unsure = conf < detector.config.unsure_below
         if unsure:
             # the likeliest other colour; on a tie the first in COLOURS (argsort's order of
             # equal values differs between numpy 1.x and 2.x)

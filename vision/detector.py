@@ -49,6 +49,10 @@ class ModelConfig:
     # to the share of counted validation cubes that were right (Platt scaling, fitted last)
     confidence_scale: float = 1.0
     confidence_shift: float = 0.0
+    # a counted cube less confident than this makes the reading say it is unsure; chosen on
+    # the validation set-ups for the model's own confidences (a tray of ten cubes is right
+    # only if every cube is, so a calibrated 0.9 is already worth a check)
+    unsure_below: float = 0.6
     trained_on: str = ""
 
     @classmethod

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fake_detector import CONFIG, FakeDetector, cube, detections
 
-from vision.counter import UNSURE_BELOW, count_cubes
+from vision.counter import count_cubes
 from vision.detector import ModelConfig
 from vision.reading import COLOURS
 from vision.train import calibrate
@@ -75,8 +75,8 @@ def test_count_cubes_reports_the_calibrated_confidence_and_flags_by_it():
     red_surer = next(c for c in surer.cubes if c.colour == "red")
     assert red_plain.confidence == pytest.approx(0.56, abs=1e-3)
     assert red_surer.confidence == pytest.approx(_sigmoid(3 * _logit(0.56)), abs=1e-3)
-    assert red_plain.confidence < UNSURE_BELOW and red_plain.uncertain and plain.uncertain
-    assert red_surer.confidence >= UNSURE_BELOW and not red_surer.uncertain
+    assert red_plain.confidence < CONFIG.unsure_below and red_plain.uncertain and plain.uncertain
+    assert red_surer.confidence >= CONFIG.unsure_below and not red_surer.uncertain
     assert not surer.uncertain
 
 
@@ -117,3 +117,13 @@ def test_calibrating_on_validation_maps_makes_the_counted_confidence_honest():
     after = np.array([fitted.confidence(p) for p in
                       calibrate._counted(fitted, samples, items, per_mode)[0]])
     assert abs(after.mean() - right.mean()) < 0.03
+
+
+def test_the_unsure_level_is_the_models():
+    cands = (cube(200, 100, "red", score=0.95, sure=0.9),)  # 0.855
+    lax = count_cubes(FRAME, detector=FakeDetector(detections(cands, FLOOR)))
+    strict = count_cubes(FRAME, detector=FakeDetector(
+        detections(cands, FLOOR), config=dataclasses.replace(CONFIG, unsure_below=0.9)))
+    assert not lax.uncertain and lax.cubes[0].confidence == pytest.approx(0.855, abs=1e-3)
+    assert strict.uncertain and strict.cubes[0].uncertain
+    assert strict.doubts[0].kind == "not_a_cube"

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.calibration import Calibration
-from vision.counter import DOUBT_SHARE, UNSURE_BELOW, count_cubes, load_image
+from vision.counter import DOUBT_SHARE, count_cubes, load_image, packaged_detector
 from vision.errors import VisionError
 from vision.reading import COLOURS, DOUBT_TEXTS, PLACES, Doubt, TrayReading
 
@@ -44,7 +44,7 @@ def test_every_mini_render_reads_as_valid_cubes_inside_the_picture(name):
             assert c.colour in COLOURS
             assert 0 <= c.x < w and 0 <= c.y < h
             assert 0.0 <= c.confidence <= 1.0
-            assert c.uncertain == (c.confidence < UNSURE_BELOW)
+            assert c.uncertain == (c.confidence < packaged_detector().config.unsure_below)
         if reading.tray_corners is not None:
             assert len(reading.tray_corners) == 4
         assert all(isinstance(x, str) and x for x in reading.warnings)
