@@ -190,13 +190,14 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     if bounds:
         _apply_bounds(names, probs, bounds, said)
 
+    config = detector.config
     cubes = []
     for c, p, k in zip(counted, probs, names, strict=True):
-        conf = detector.config.confidence(min(1.0, c.score) * p[k])
+        conf = config.confidence(min(1.0, c.score) * p[k])
         # below the model's ``unsure_below`` (its confidence, calibrated on the counted cubes
         # of the validation set-ups, is right about that often: ``python -m vision.bench``
         # prints the reliability table that says how true that is)
-        unsure = conf < detector.config.unsure_below
+        unsure = conf < config.unsure_below
         if unsure:
             # the likeliest other colour; on a tie the first in COLOURS (argsort's order of
             # equal values differs between numpy 1.x and 2.x)
