@@ -117,6 +117,39 @@ def test_calibrating_on_validation_maps_makes_the_counted_confidence_honest():
     after = np.array([fitted.confidence(p) for p in
                       calibrate._counted(fitted, samples, items, per_mode)[0]])
     assert abs(after.mean() - right.mean()) < 0.03
+    trays = [t for m in per_mode.values() for t in calibrate._trays(fitted, samples, items, m)]
+    wrong = [(low, near) for exact, low, near in trays if not exact]
+    assert len(wrong) >= calibrate.MIN_WRONG_FOR_LEVEL
+    caught = sum(near or low < fitted.unsure_below for low, near in wrong)
+    assert caught >= calibrate.UNSURE_CATCH * len(wrong)
+
+
+def _trays(wrong_lowest, right_lowest, near_miss_wrong=0):
+    return ([(False, low, False) for low in wrong_lowest]
+            + [(False, 0.999, True)] * near_miss_wrong
+            + [(True, low, False) for low in right_lowest])
+
+
+def test_the_unsure_level_is_the_lowest_that_catches_four_wrong_trays_in_five():
+    wrong = [0.55, 0.65, 0.72, 0.78, 0.82, 0.84, 0.86, 0.88, 0.91, 0.99]
+    level, table = calibrate.unsure_level(_trays(wrong, [0.97] * 50))
+    # 0.5-0.85 catch 0, 1, 2, 3, 4, 6 of 10; 0.9 catches 8
+    assert level == 0.9
+    assert table[0.85] == (6, 10, 0, 50) and table[0.9] == (8, 10, 0, 50)
+    assert table[0.99] == (9, 10, 50, 50)
+
+
+def test_a_doubted_near_miss_counts_as_caught_at_every_level():
+    level, table = calibrate.unsure_level(
+        _trays([0.72, 0.99, 0.99], [0.97] * 20, near_miss_wrong=7))
+    assert level == 0.75  # the 7 near misses and the 0.72 tray: 8 of 10
+    assert table[0.5][0] == 7
+
+
+def test_too_few_wrong_trays_keep_the_default_and_none_catching_takes_the_highest():
+    assert calibrate.unsure_level(_trays([0.6] * 3, [0.9] * 30))[0] is None
+    assert calibrate.unsure_level(_trays([0.999] * 12, [0.9] * 30))[0] == max(
+        calibrate.UNSURE_LEVELS)
 
 
 def test_the_unsure_level_is_the_models():

@@ -7,7 +7,9 @@ for "a cube is here", and the threshold is the one that reads the most validatio
 exactly right (with and without the empty-tray reference alike). Last, the counted cubes'
 confidence (the product of the two) is mapped to how often a counted cube of that confidence was
 right, because two probabilities each calibrated over all candidates do not make a calibrated
-product over the few candidates that are counted.
+product over the few candidates that are counted. Then the unsure level on that confidence: the
+lowest that makes the reading's unsure flag catch ``UNSURE_CATCH`` of the wrongly read validation
+trays, because a level means something only for the confidences of the model it was chosen for.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import dataclasses
 
 import numpy as np
 
+from vision.counter import DOUBT_SHARE
 from vision.detector import ModelConfig, decode
 from vision.reading import COLOURS
 from vision.train.data import MATCH_RADIUS_FRAC, fair_counts, is_exact, match
@@ -26,6 +29,13 @@ CUBE_BIASES = (-0.5, 0.0, 0.5, 1.0)
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.25, 0.76, 0.05))
 # below this many counted validation cubes the confidence is left as the product
 MIN_FOR_CONFIDENCE = 50
+# The share of wrongly read trays the unsure flag should catch. A setting, not a measurement:
+# a wrong reading the device does not doubt costs a game a wrong action, a right one it doubts
+# costs the players a glance at the tray; four in five caught is the balance chosen here.
+UNSURE_CATCH = 0.8
+UNSURE_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99)
+# below this many wrongly read validation trays the unsure level stays the default
+MIN_WRONG_FOR_LEVEL = 10
 
 
 def _decoded(config, samples, items, maps_list):
@@ -108,15 +118,45 @@ def platt(raw: np.ndarray, right: np.ndarray, iterations: int = 100) -> tuple[fl
     return float(scale), float(shift)
 
 
-def exact_share(config, samples, items, maps_list) -> float:
-    right = 0
+def _trays(config, samples, items, maps_list):
+    """(exact, lowest confidence of a counted cube, a near-miss candidate doubted) per tray."""
     for sample, det, width, height in _decoded(config, samples, items, maps_list):
         counts = dict.fromkeys(COLOURS, 0)
+        lowest, near_miss = 1.0, False
         for c in det.candidates:
-            if not c.outside and c.score >= config.cube_threshold:
-                counts[COLOURS[int(np.argmax(c.colour_probs))]] += 1
-        right += is_exact(counts, fair_counts(sample, int(width), int(height)))
+            if c.outside:
+                continue
+            if c.score >= config.cube_threshold:
+                k = int(np.argmax(c.colour_probs))
+                counts[COLOURS[k]] += 1
+                lowest = min(lowest, config.confidence(min(1.0, c.score) * c.colour_probs[k]))
+            elif c.score >= DOUBT_SHARE * config.cube_threshold:
+                near_miss = True
+        yield (is_exact(counts, fair_counts(sample, int(width), int(height))), lowest,
+               near_miss)
+
+
+def exact_share(config, samples, items, maps_list) -> float:
+    right = sum(exact for exact, _, _ in _trays(config, samples, items, maps_list))
     return right / max(len(samples), 1)
+
+
+def unsure_level(trays, catch: float = UNSURE_CATCH,
+                 levels=UNSURE_LEVELS) -> tuple[float | None, dict]:
+    """The lowest level at which the unsure flag (a near miss doubted, or a counted cube below
+    the level) catches ``catch`` of the wrong trays; the highest level when none does. None
+    when there are too few wrong trays to say. Also (caught wrong, wrong, flagged right, right)
+    at every level, for the log."""
+    trays = list(trays)
+    wrong = [(low, near) for exact, low, near in trays if not exact]
+    right = [(low, near) for exact, low, near in trays if exact]
+    table = {level: (sum(near or low < level for low, near in wrong), len(wrong),
+                     sum(near or low < level for low, near in right), len(right))
+             for level in levels}
+    if len(wrong) < MIN_WRONG_FOR_LEVEL:
+        return None, table
+    enough = [level for level in levels if table[level][0] >= catch * len(wrong)]
+    return (min(enough) if enough else max(levels)), table
 
 
 def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> ModelConfig:
@@ -142,10 +182,16 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
         scale, shift = platt(raw, right)
         config = dataclasses.replace(config, confidence_scale=round(scale, 4),
                                      confidence_shift=round(shift, 4))
+    level, table = unsure_level(t for m in per_mode.values()
+                                for t in _trays(config, samples, items, m))
+    if level is not None:
+        config = dataclasses.replace(config, unsure_below=level)
     log(f"validation: colour temperature {config.colour_temperature}, cube temperature "
         f"{config.cube_temperature}, cube bias {config.cube_bias}, threshold {threshold} "
         f"(exact trays {top:.3f}; by threshold "
         + " ".join(f"{t}:{s:.2f}" for t, s in scores.items()) + "); confidence scale "
         f"{config.confidence_scale} shift {config.confidence_shift} ({len(raw)} counted cubes, "
-        f"{int(len(raw) - right.sum())} wrong)")
+        f"{int(len(raw) - right.sum())} wrong); unsure below {config.unsure_below} (wrong trays "
+        "caught, right trays flagged, by level: " + " ".join(
+            f"{lv}:{c}/{w},{f}/{r}" for lv, (c, w, f, r) in table.items()) + ")")
     return config
