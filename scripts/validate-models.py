@@ -4,7 +4,10 @@ Why: a new model ships only if it beats the one it would replace, and that compa
 use the held-out sets whose figures the README reports (choosing on them would make their
 figures optimistic). This reads the same validation share that ``python -m vision.train`` keeps
 apart (whole set-ups, by a hash of their names) from the training folders, and counts exact
-trays with and without the empty-tray reference for each model folder given.
+trays with and without the empty-tray reference for each model folder given, and how well each
+model's unsure flag separates its wrong readings from its right ones: at the model's own
+``unsure_below``, and the level the retrain's rule (``calibrate.unsure_level``) would choose on
+these readings. A model that reads as many trays right but doubts its wrong ones less is worse.
 
     python scripts/validate-models.py --data ~/renders/train-a ~/renders/train-b \
         --whole ~/renders/val-hi --models vision/model ~/run3/model
@@ -13,7 +16,7 @@ trays with and without the empty-tray reference for each model folder given.
 choosing, e.g. at the camera's full 1152 x 648 where the training renders are smaller): a
 model with a bigger input shows what it gains there.
 
-Prints one line per model and group of pictures; exits 0.
+Prints two lines per model and group of pictures; exits 0.
 """
 
 from __future__ import annotations
@@ -24,7 +27,11 @@ from pathlib import Path
 
 from vision import VisionError, count_cubes, load_image
 from vision.detector import CubeDetector
+from vision.train.calibrate import unsure_level
 from vision.train.data import fair_counts, is_exact, load_samples, split_by_session
+
+# doubts that do not depend on the unsure level: they flag a reading at any level
+LEVEL_DOUBTS = ("colour", "not_a_cube")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,17 +77,31 @@ def _pictures(samples) -> list:
 def _report(folder: Path, pictures: list) -> None:
     detector = CubeDetector(folder)
     exact = {True: 0, False: 0}
+    trays = []  # (exact, lowest confidence, doubted at any level) per reading
     for image, reference, fair in pictures:
         for with_reference in (True, False):
             ref = reference if with_reference else None
             try:
-                counts = count_cubes(image, ref, detector=detector).counts
+                reading = count_cubes(image, ref, detector=detector)
             except VisionError:
                 continue
-            exact[with_reference] += is_exact(counts, fair)
+            right = is_exact(reading.counts, fair)
+            exact[with_reference] += right
+            trays.append((right, min((c.confidence for c in reading.cubes), default=1.0),
+                          any(d.kind not in LEVEL_DOUBTS for d in reading.doubts)))
     n = len(pictures)
     print(f"  {folder}: exact trays {exact[True]}/{n} ({100 * exact[True] / n:.1f} %) with the "
           f"empty tray, {exact[False]}/{n} ({100 * exact[False] / n:.1f} %) without")
+    own = detector.config.unsure_below
+    chosen, table = unsure_level(trays)
+    caught, wrong, flagged, right = unsure_level(trays, levels=(own,))[1][own]
+    line = (f"    unsure flag at its level {own}: wrong readings caught {caught}/{wrong}, right "
+            f"ones flagged {flagged}/{right}")
+    if chosen is not None and chosen != own:
+        c2, _, f2, _ = table[chosen]
+        line += (f"; the retrain's rule would choose {chosen} ({c2}/{wrong} caught, "
+                 f"{f2}/{right} flagged)")
+    print(line)
 
 
 if __name__ == "__main__":

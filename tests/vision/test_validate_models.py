@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,12 +18,20 @@ def test_it_reads_the_validation_share_and_whole_validation_folders():
         capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    share, whole = lines[0], lines[2]
+    level = json.loads((ROOT / "vision" / "model" / "model.json").read_text())["unsure_below"]
+    share, whole = lines[0], lines[3]
     assert share.startswith("training folders' validation share: ")
     assert whole.startswith(f"{MINI}: ") and "of 4 set-ups" in whole
     # a set-up in the share is a whole set-up, so the share never has more pictures than all
     n_share = int(share.split(": ")[1].split()[0])
     n_whole = int(whole.split(": ")[1].split()[0])
     assert 0 < n_share < n_whole
-    for report in (lines[1], lines[3]):
+    for report in (lines[1], lines[4]):
         assert "exact trays" in report and "with the empty tray" in report
+    for pictures, flag in ((n_share, lines[2]), (n_whole, lines[5])):
+        # the model's own level, and what its unsure flag did with the wrong and right readings
+        # (each picture read with and without the empty tray)
+        assert flag.strip().startswith(f"unsure flag at its level {level}: wrong readings caught ")
+        caught, wrong = (int(v) for v in flag.split("caught ")[1].split(",")[0].split("/"))
+        flagged, right = (int(v) for v in flag.split("flagged ")[1].split(";")[0].split("/"))
+        assert 0 <= caught <= wrong and 0 <= flagged <= right and wrong + right == 2 * pictures
