@@ -30,7 +30,7 @@ from vision.detector import CubeDetector
 from vision.train.calibrate import unsure_level
 from vision.train.data import fair_counts, is_exact, load_samples, split_by_session
 
-# doubts that do not depend on the unsure level: they flag a reading at any level
+# the doubts a cube below the unsure level raises; any other doubt flags a reading at every level
 LEVEL_DOUBTS = ("colour", "not_a_cube")
 
 
@@ -85,9 +85,9 @@ def _report(folder: Path, pictures: list) -> None:
                 reading = count_cubes(image, ref, detector=detector)
             except VisionError:
                 continue
-            right = is_exact(reading.counts, fair)
-            exact[with_reference] += right
-            trays.append((right, min((c.confidence for c in reading.cubes), default=1.0),
+            exact_tray = is_exact(reading.counts, fair)
+            exact[with_reference] += exact_tray
+            trays.append((exact_tray, min((c.confidence for c in reading.cubes), default=1.0),
                           any(d.kind not in LEVEL_DOUBTS for d in reading.doubts)))
     n = len(pictures)
     print(f"  {folder}: exact trays {exact[True]}/{n} ({100 * exact[True] / n:.1f} %) with the "
