@@ -50,8 +50,8 @@ class ModelConfig:
     confidence_scale: float = 1.0
     confidence_shift: float = 0.0
     # a counted cube less confident than this makes the reading say it is unsure; chosen on
-    # the validation set-ups for the model's own confidences (a level means nothing across
-    # models: the shipped model's 0.8 is the cut that 0.6 was on its unmapped product)
+    # the validation set-ups for the model's own confidences, a level means nothing across
+    # models (``vision.train.calibrate.unsure_level``; the default is for a model without one)
     unsure_below: float = 0.6
     trained_on: str = ""
 
