@@ -49,10 +49,26 @@ def load_image(path) -> np.ndarray:
         raise VisionError(f"cannot read file: {p} ({exc.strerror or exc})") from exc
     if not data:
         raise VisionError(f"empty file: {p}")
+    if _truncated_jpeg(data):
+        raise VisionError(f"truncated JPEG (cut off, or still being written): {p}")
     img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if img is None or img.size == 0:
         raise VisionError(f"not an image file (cannot decode): {p}")
     return img
+
+
+def _truncated_jpeg(data: bytes) -> bool:
+    """A JPEG whose last scan has no end marker after it.
+
+    Why: OpenCV decodes a cut-off JPEG without an error, filling the missing rows with grey, so
+    a picture caught while a camera program was still writing it would be counted as a tray
+    with half its cubes gone. Neither marker can occur inside the coded data (a 0xFF byte there
+    is always followed by 0x00), so the check is exact.
+    """
+    if not data.startswith(b"\xff\xd8"):
+        return False
+    last_scan = data.rfind(b"\xff\xda")
+    return last_scan >= 0 and data.rfind(b"\xff\xd9") < last_scan
 
 
 def check_frame(image, what: str = "image") -> np.ndarray:

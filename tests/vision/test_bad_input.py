@@ -3,6 +3,7 @@ them are read (by the packaged model) as nothing, with a word of doubt."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -27,6 +28,20 @@ def test_corrupt_file(tmp_path):
     p.write_bytes(b"\xff\xd8\xff\xe0 this is not really a jpeg" * 10)
     with pytest.raises(VisionError, match="cannot decode"):
         load_image(p)
+
+
+def test_a_jpeg_cut_off_while_being_written_is_refused(tmp_path):
+    whole = tmp_path / "whole.jpg"
+    picture = np.random.default_rng(0).integers(0, 256, (120, 160, 3), dtype=np.uint8)
+    ok, buf = cv2.imencode(".jpg", picture)
+    assert ok
+    whole.write_bytes(buf.tobytes())
+    assert load_image(whole).shape == (120, 160, 3)
+    cut = tmp_path / "cut.jpg"
+    cut.write_bytes(buf.tobytes()[: len(buf) * 2 // 3])
+    assert cv2.imread(str(cut)) is not None  # OpenCV alone would count half a picture
+    with pytest.raises(VisionError, match="truncated JPEG"):
+        load_image(cut)
 
 
 def test_text_file(tmp_path):
