@@ -63,7 +63,7 @@ def _truncated_jpeg(data: bytes) -> bool:
     Why: OpenCV decodes a cut-off JPEG without an error, filling the missing rows with grey, so
     a picture caught while a camera program was still writing it would be counted as a tray
     with half its cubes gone. Neither marker can occur inside the coded data (a 0xFF byte there
-    is always followed by 0x00), so the check is exact.
+    is always followed by 0x00), so a whole picture never trips it.
     """
     if not data.startswith(b"\xff\xd8"):
         return False
