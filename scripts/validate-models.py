@@ -26,12 +26,10 @@ import sys
 from pathlib import Path
 
 from vision import VisionError, count_cubes, load_image
+from vision.counter import LOW_CONFIDENCE_DOUBTS
 from vision.detector import CubeDetector
 from vision.train.calibrate import unsure_level
 from vision.train.data import fair_counts, is_exact, load_samples, split_by_session
-
-# the doubts a cube below the unsure level raises; any other doubt flags a reading at every level
-LEVEL_DOUBTS = ("colour", "not_a_cube")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +86,7 @@ def _report(folder: Path, pictures: list) -> None:
             exact_tray = is_exact(reading.counts, fair)
             exact[with_reference] += exact_tray
             trays.append((exact_tray, min((c.confidence for c in reading.cubes), default=1.0),
-                          any(d.kind not in LEVEL_DOUBTS for d in reading.doubts)))
+                          any(d.kind not in LOW_CONFIDENCE_DOUBTS for d in reading.doubts)))
     n = len(pictures)
     print(f"  {folder}: exact trays {exact[True]}/{n} ({100 * exact[True] / n:.1f} %) with the "
           f"empty tray, {exact[False]}/{n} ({100 * exact[False] / n:.1f} %) without")

@@ -29,6 +29,10 @@ from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
 DOUBT_SHARE = 0.6
 MIN_SIDE = 64
 
+# the doubts a counted cube raises when its confidence is below the model's ``unsure_below``
+# (every other doubt is raised whatever the level)
+LOW_CONFIDENCE_DOUBTS = ("colour", "not_a_cube")
+
 
 @functools.lru_cache(maxsize=1)
 def packaged_detector() -> CubeDetector:
