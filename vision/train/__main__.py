@@ -30,7 +30,11 @@ from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.device_batches import DeviceBatches
 from vision.train.export import export_onnx
 from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
+from vision.train.unfold import measure_batch_norm, onnx_file, state_from_onnx
 from vision.train.widen import group_widths, widen
+
+# training batches whose pictures set the batch norms' statistics of weights unfolded from ONNX
+MEASURE_BATCHES = 25
 
 
 def input_size(text: str) -> tuple[int, int]:
@@ -150,13 +154,22 @@ def _reload(args, samples: list[Sample], items: list[Cached] | None):
     return samples, items
 
 
-def load_weights(model: CubeNet, path: Path) -> None:
-    """An earlier run's weights into ``model``. Weights saved before the global-context branch
-    existed load too: the branch starts at zero, so the network reads as it did. Weights of a
-    narrower CubeNet are widened to ``model``'s width (``vision.train.widen``), reading the
-    same."""
+def load_weights(model: CubeNet, path: Path) -> bool:
+    """An earlier run's weights into ``model``: PyTorch weights (``--weights``), or a model
+    folder or ONNX file (``vision.train.unfold``). Weights saved before the global-context
+    branch existed load too: the branch starts at zero, so the network reads as it did.
+    Weights of a narrower CubeNet are widened to ``model``'s width (``vision.train.widen``),
+    reading the same. True when the weights came from ONNX and the batch norms' statistics
+    still have to be measured on training batches (``measure_batch_norm``)."""
     missing: list[str] = []
-    state = torch.load(path, map_location="cpu")
+    from_onnx = onnx_file(path)
+    if from_onnx is not None:
+        state = state_from_onnx(from_onnx)
+        print(f"unfolded {from_onnx}: {group_widths(state)} channels", flush=True)
+    elif not Path(path).is_file():
+        raise SystemExit(f"--init {path}: no such file, nor a model folder with model.onnx")
+    else:
+        state = torch.load(path, map_location="cpu")
     if "context.weight" in state and _narrower(state, model):
         was = group_widths(state)
         try:
@@ -174,6 +187,7 @@ def load_weights(model: CubeNet, path: Path) -> None:
         raise SystemExit(f"{path} does not fit this CubeNet (another --width?): {problem}")
     if missing:
         print(f"new layers start at zero: {', '.join(missing)}", flush=True)
+    return from_onnx is not None
 
 
 def _narrower(state: dict, model: CubeNet) -> bool:
@@ -206,8 +220,8 @@ def train(args) -> dict:
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
     model = CubeNet(args.width)
-    if args.init:  # go on from an earlier run's weights (a warm restart of the schedule)
-        load_weights(model, args.init)
+    # go on from an earlier run's weights (a warm restart of the schedule)
+    unmeasured = bool(args.init) and load_weights(model, args.init)
     model = model.to(args.device, memory_format=torch.channels_last)
     n_params = sum(p.numel() for p in model.parameters())
     makers = ("the training device" if args.augment_on == "device"
@@ -221,6 +235,11 @@ def train(args) -> dict:
     avg: dict[str, float] = {}
     losses: list[float] = []
     stream = training_batches(args, train_samples, train_items, args.seed)
+    if unmeasured:
+        measured = measure_batch_norm(model, (
+            next(stream)[0].to(args.device).contiguous(memory_format=torch.channels_last)
+            for _ in range(MEASURE_BATCHES)))
+        print(f"batch-norm statistics measured on {measured} training pictures", flush=True)
     while True:
         elapsed = time.time() - start
         if step >= args.steps or elapsed >= budget:
@@ -307,7 +326,9 @@ def main(argv=None) -> int:
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--note", default="", help="what the data was, for model.json")
     ap.add_argument("--weights", type=Path, help="also keep the PyTorch weights here")
-    ap.add_argument("--init", type=Path, help="start from these PyTorch weights (--weights)")
+    ap.add_argument("--init", type=Path,
+                    help="start from these PyTorch weights (--weights), or from a model folder "
+                    "or ONNX file (e.g. vision/model, the shipped model)")
     ap.add_argument("--turn-average", action="store_true",
                     help="the model reads each picture also turned half round and averages "
                     "(twice the time per picture); calibrated that way too")
