@@ -23,7 +23,13 @@ from vision.train.__main__ import (  # noqa: E402
     train,
 )
 from vision.train.__main__ import main as train_main  # noqa: E402
-from vision.train.batches import batches, cache_samples, make_batch  # noqa: E402
+from vision.train.batches import (  # noqa: E402
+    batches,
+    cache_samples,
+    crowd_weights,
+    draw,
+    make_batch,
+)
 from vision.train.data import load_samples  # noqa: E402
 from vision.train.model import CubeNet  # noqa: E402
 
@@ -95,6 +101,21 @@ def test_worker_processes_each_make_their_own_batches():
     assert all(t.shape == (2, 7, 160, 256) for t in x)
     assert all(not torch.equal(a, b) for i, a in enumerate(x) for b in x[i + 1:])
     del stream
+
+
+def test_crowded_trays_are_drawn_more_often_only_when_asked():
+    items = cache_samples(load_samples(MINI), (256, 160))
+    cubes = np.array([it.cubes[:, 3].sum() for it in items])
+    assert cubes.min() < cubes.max()
+    assert crowd_weights(items, 0.0) is None
+    weights = crowd_weights(items, 1.0)
+    assert weights.sum() == pytest.approx(1.0)
+    assert weights[cubes.argmax()] > weights[cubes.argmin()]
+    picks = draw(np.random.default_rng(0), len(items), 20000, weights)
+    share = np.bincount(picks, minlength=len(items)) / 20000
+    assert share[cubes.argmax()] == pytest.approx(weights[cubes.argmax()], abs=0.02)
+    plain = draw(np.random.default_rng(0), len(items), 20000, None)
+    assert np.bincount(plain, minlength=len(items)).min() > 0
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")

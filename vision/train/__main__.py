@@ -72,9 +72,9 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
     if args.augment_on == "device":
-        return DeviceBatches(items, args.batch, args.input, seed, args.device)
+        return DeviceBatches(items, args.batch, args.input, seed, args.device, args.crowd)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
-    return batches(samples, items, args.batch, args.input, seed, args.workers, pin)
+    return batches(samples, items, args.batch, args.input, seed, args.workers, pin, args.crowd)
 
 
 def focal_loss(logits, gt, weight):
@@ -332,6 +332,8 @@ def main(argv=None) -> int:
     ap.add_argument("--turn-average", action="store_true",
                     help="the model reads each picture also turned half round and averages "
                     "(twice the time per picture); calibrated that way too")
+    ap.add_argument("--crowd", type=float, default=0.0,
+                    help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     train(ap.parse_args(argv))
     return 0

@@ -32,6 +32,7 @@ from vision.train.augment import (
     random_affine,
     shaken,
 )
+from vision.train.batches import crowd_weights, draw
 
 _LUMA_TABLE = [16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55,
                14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
@@ -250,9 +251,10 @@ class DeviceBatches:
     colour, offset, mask) tensors, already on the device."""
 
     def __init__(self, items: list[Cached], batch: int, size: tuple[int, int], seed: int,
-                 device: str = "cpu"):
+                 device: str = "cpu", crowd: float = 0.0):
         if not items:
             raise ValueError("no training pictures")
+        self.weights = crowd_weights(items, crowd)
         self.batch, self.size, self.device = batch, size, torch.device(device)
         self.rng = np.random.default_rng([seed, 99])
         h = max(it.image.shape[0] for it in items)
@@ -293,7 +295,7 @@ class DeviceBatches:
 
     def __next__(self):
         rng, (out_w, out_h), b = self.rng, self.size, self.batch
-        idx = rng.integers(0, len(self.sizes), b)
+        idx = draw(rng, len(self.sizes), b, self.weights)
         matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h) for i in idx])
         use_ref = (self.ref_index[idx] >= 0) & (rng.random(b) < REFERENCE_SHARE)
         ref_matrices = np.stack([shaken(m, rng, out_w, out_h) for m in matrices])
