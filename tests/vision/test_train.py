@@ -60,7 +60,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         width=1, val_share=0.25, seed=0, threads=1, log_every=3, note="test",
         weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
         input=(256, 160), device="auto", workers=2, save_every=3, turn_average=True,
-        augment_on="auto")
+        augment_on="auto", crowd=0.0)
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")
