@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.errors import VisionError
-from vision.netinput import network_input
+from vision.netinput import InputMaker
 
 MODEL_DIR = Path(__file__).with_name("model")
 
@@ -171,9 +171,12 @@ def _corners(logits: np.ndarray, config: ModelConfig, scale: float,
     return np.array(points, np.float32)
 
 
-def turned(blob: np.ndarray) -> np.ndarray:
-    """The network input (1, C, H, W) turned half round."""
-    return np.ascontiguousarray(blob[:, :, ::-1, ::-1])
+def turned(blob: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The network input (1, C, H, W) turned half round (into ``out`` when given)."""
+    if out is None:
+        return np.ascontiguousarray(blob[:, :, ::-1, ::-1])
+    np.copyto(out, blob[:, :, ::-1, ::-1])
+    return out
 
 
 def turned_back(maps: np.ndarray, heads: tuple[str, ...]) -> np.ndarray:
@@ -208,14 +211,18 @@ class CubeDetector:
             self.net = cv2.dnn.readNetFromONNX(str(onnx_path))
         except cv2.error as exc:
             raise VisionError(f"OpenCV cannot load {onnx_path}: {exc}") from exc
+        self._inputs = InputMaker(self.config.input_width, self.config.input_height)
+        self._turned: np.ndarray | None = None  # the turned input's buffer, reused
 
     def maps(self, image: np.ndarray, reference: np.ndarray | None) -> tuple[np.ndarray, float]:
         """The network's raw output maps (C, gh, gw) and the picture -> input scale."""
         cfg = self.config
-        blob, scale = network_input(image, reference, cfg.input_width, cfg.input_height)
+        blob, scale = self._inputs(image, reference)
         maps = self._forward(blob)
         if cfg.turn_average:
-            maps = (maps + turned_back(self._forward(turned(blob)), cfg.heads)) / 2
+            if self._turned is None:
+                self._turned = np.empty_like(blob)
+            maps = (maps + turned_back(self._forward(turned(blob, self._turned)), cfg.heads)) / 2
         return maps, scale
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:
