@@ -14,6 +14,7 @@ import pytest
 
 from vision.detector import MODEL_DIR, CubeDetector, ModelConfig, decode, turned, turned_back
 from vision.errors import VisionError
+from vision.netinput import network_input
 from vision.reading import COLOURS
 
 HEADS = ("cube", "outside", "corner", *(f"colour:{i}" for i in range(7)), "dx", "dy")
@@ -189,6 +190,13 @@ def test_turn_averaging_reads_a_picture_twice_and_stays_in_shape(tmp_path):
     averaged, scale2 = detectors[True].maps(picture, None)
     assert averaged.shape == plain.shape and scale2 == scale
     assert not np.allclose(averaged, plain)
+    # the picture and its half turn go through the net as one batch of two: the same maps as
+    # two passes of one (this OpenCV's cv2.dnn batches a network exported for one picture)
+    net = detectors[False].net
+    blob, _ = network_input(picture, None, config["input_width"], config["input_height"])
+    net.setInput(turned(blob))
+    by_hand = (plain + turned_back(np.asarray(net.forward())[0], tuple(config["heads"]))) / 2
+    np.testing.assert_allclose(averaged, by_hand, rtol=0, atol=1e-4)
 
 
 def test_the_temperatures_soften_the_scores():
