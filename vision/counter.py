@@ -20,13 +20,10 @@ import numpy as np
 
 from vision import tray
 from vision.calibration import Calibration
-from vision.detector import Candidate, CubeDetector
+from vision.detector import DOUBT_SHARE, Candidate, CubeDetector
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
 
-# A candidate not counted but at least this likely (relative to the counting threshold) is a
-# possible cube worth a word.
-DOUBT_SHARE = 0.6
 MIN_SIDE = 64
 
 # the doubts a counted cube raises when its confidence is below the model's ``unsure_below``

@@ -284,6 +284,11 @@ def train(args) -> dict:
         per_mode = {mode: predict_maps(model, val_items, mode, args.input, args.turn_average)
                     for mode in (True, False)}
         config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
+        if args.turn_average:
+            once = {mode: predict_maps(model, val_items, mode, args.input)
+                    for mode in (True, False)}
+            config = calibrate.turn_level(config, val_samples, val_items, per_mode, once,
+                                          log=print)
     model = model.cpu()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -331,7 +336,8 @@ def main(argv=None) -> int:
                     "or ONNX file (e.g. vision/model, the shipped model)")
     ap.add_argument("--turn-average", action="store_true",
                     help="the model reads each picture also turned half round and averages "
-                    "(twice the time per picture); calibrated that way too")
+                    "(twice the network's time) when the first pass is not sure, at a level "
+                    "chosen on validation; calibrated that way too")
     ap.add_argument("--crowd", type=float, default=0.0,
                     help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")

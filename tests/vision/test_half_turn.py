@@ -1,0 +1,162 @@
+"""Reading the half turn only when the first pass is unsure (``turn_when_below``): which
+readings count as sure, that the detector then keeps the first pass or averages both, and how
+training chooses the level."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from fake_detector import CONFIG, cube, detections
+
+from vision.detector import (
+    DOUBT_SHARE,
+    MODEL_DIR,
+    CubeDetector,
+    ModelConfig,
+    decode,
+    sure,
+    turned_back,
+)
+from vision.reading import COLOURS
+from vision.train import calibrate
+from vision.train.data import LabelledCube, Sample
+
+W, H = 640, 360
+FLOOR = [[120, 60], [520, 60], [520, 300], [120, 300]]
+LEVEL = dataclasses.replace(CONFIG, cube_threshold=0.5, turn_when_below=0.9)
+
+
+def test_confident_cubes_on_a_found_tray_are_sure():
+    found = detections([cube(200, 150, "red", 0.99, 0.99), cube(300, 150, "blue", 0.98, 0.99)],
+                       FLOOR)
+    assert sure(found, LEVEL, W, H)
+    assert sure(detections([], FLOOR), LEVEL, W, H)  # an empty tray, seen clearly
+
+
+@pytest.mark.parametrize("why, found", [
+    ("a cube below the level", detections([cube(200, 150, "red", 0.99, 0.6, "brown")], FLOOR)),
+    ("a candidate just below the count",
+     detections([cube(200, 150, "red", 0.5 * (DOUBT_SHARE + 1) / 2, 0.99)], FLOOR)),
+    ("no outline", detections([cube(200, 150, "red", 0.99, 0.99)])),
+    ("an outline no tray has", detections([], [[0, 0], [5, 0], [5, 5], [0, 5]])),
+])
+def test_a_doubtful_first_pass_is_not_sure(why, found):
+    assert not sure(found, LEVEL, W, H), why
+
+
+def test_faint_candidates_and_cubes_outside_the_tray_do_not_matter():
+    found = detections([cube(200, 150, "red", 0.99, 0.99),
+                        cube(400, 150, "red", 0.5 * DOUBT_SHARE * 0.5, 0.4),
+                        cube(600, 20, "green", 0.55, 0.5, outside=True)], FLOOR)
+    assert sure(found, LEVEL, W, H)
+
+
+def test_without_a_level_nothing_is_sure():
+    found = detections([cube(200, 150, "red", 0.99, 0.99)], FLOOR)
+    assert not sure(found, dataclasses.replace(LEVEL, turn_when_below=None), W, H)
+
+
+def _model(folder: Path, **changes) -> CubeDetector:
+    folder.mkdir()
+    shutil.copy(MODEL_DIR / "model.onnx", folder / "model.onnx")
+    config = json.loads((MODEL_DIR / "model.json").read_text())
+    (folder / "model.json").write_text(json.dumps({**config, **changes}))
+    return CubeDetector(folder)
+
+
+def test_the_detector_keeps_a_sure_first_pass_and_averages_an_unsure_one(tmp_path,
+                                                                          monkeypatch):
+    picture = np.random.default_rng(3).integers(0, 256, (324, 576, 3), dtype=np.uint8)
+    always = _model(tmp_path / "always", turn_average=True, turn_when_below=None)
+    averaged_maps, scale = always.maps(picture, None)
+    valid = (576 * scale, 324 * scale)
+    once = _model(tmp_path / "once", turn_average=False)
+    first_maps, _ = once.maps(picture, None)
+    first = decode(first_maps, once.config, scale, valid)
+    both = decode(averaged_maps, always.config, scale, valid)
+    assert not _same(first, both)
+    np.testing.assert_allclose(
+        averaged_maps, (first_maps + turned_back(_turned_pass(once, picture), once.config.heads))
+        / 2, atol=1e-4)
+    cascade = _model(tmp_path / "cascade", turn_average=True, turn_when_below=0.5)
+    # noise shows no tray outline: never sure, so both passes, as the always-averaging model
+    assert _same(cascade.detect(picture, None), both)
+    asked = []
+    monkeypatch.setattr("vision.detector.sure", lambda found, config, w, h: not asked.append(
+        (_same(found, first), config.turn_when_below, w, h)))
+    assert _same(cascade.detect(picture, None), first)
+    assert asked == [(True, 0.5, 576, 324)]
+
+
+def _turned_pass(detector: CubeDetector, picture: np.ndarray) -> np.ndarray:
+    maps, _ = detector.maps(np.ascontiguousarray(picture[::-1, ::-1]), None)
+    return maps
+
+
+def _same(a, b) -> bool:
+    return (len(a.candidates) == len(b.candidates)
+            and all(abs(x.score - y.score) < 1e-5 and abs(x.x - y.x) < 1e-3
+                    for x, y in zip(a.candidates, b.candidates, strict=True)))
+
+
+def _validation(first_wrong_when_sure: bool, strength: float):
+    """Two validation trays of one red cube each: the averaged maps read both right; the
+    first pass reads the first tray with a red colour logit of ``strength`` (right, or with a
+    second cube too when ``first_wrong_when_sure``) and the second at confidence ~0.4 (right,
+    never sure)."""
+    config = dataclasses.replace(CONFIG, input_width=128, input_height=96, cube_threshold=0.5,
+                                 candidate_threshold=0.2)
+    heads = config.heads
+    gh, gw = 24, 32
+
+    def maps(cubes):
+        m = np.zeros((len(heads), gh, gw), np.float32)
+        m[[heads.index("cube"), heads.index("outside"), heads.index("corner")]] = -8.0
+        for r, c in ((2, 2), (2, 29), (21, 29), (21, 2)):
+            m[heads.index("corner"), r, c] = 6.0
+        for (r, c), strength in cubes:
+            m[heads.index("cube"), r, c] = 9.0
+            m[heads.index("colour:2"), r, c] = strength
+        return m
+
+    samples, items, averaged, once = [], [], [], []
+    for i, logit in enumerate((strength, 1.5)):
+        counts = dict.fromkeys(COLOURS, 0)
+        counts["red"] = 1
+        samples.append(Sample(Path(f"s{i}/drop01.jpg"), f"s{i}", counts,
+                              (LabelledCube(2, 42.0, 42.0, True, 5000),), None, None, (128, 96)))
+        items.append(SimpleNamespace(image=np.zeros((96, 128, 3), np.uint8), scale=1.0))
+        averaged.append(maps([((10, 10), 6.0)]))
+        extra = [((15, 20), logit)] if i == 0 and first_wrong_when_sure else []
+        once.append(maps([((10, 10), logit), *extra]))
+    return config, samples, items, {True: averaged}, {True: once}
+
+
+def _chosen(wrong: bool, strength: float) -> tuple[float | None, str]:
+    config, samples, items, averaged, once = _validation(wrong, strength)
+    said = []
+    chosen = calibrate.turn_level(config, samples, items, averaged, once, log=said.append)
+    assert isinstance(chosen, ModelConfig)
+    return chosen.turn_when_below, said[0]
+
+
+def test_training_keeps_the_lowest_level_that_loses_no_validation_tray():
+    # the first tray's first pass is right at confidence ~0.94: kept alone at 0.9
+    level, said = _chosen(False, 4.6)
+    assert level == 0.9
+    assert "0.9:2,1" in said  # both trays exact, one second pass
+    # right at ~0.94 but wrong with it (a cube too many): 0.9 would lose it, 0.95 does not
+    assert _chosen(True, 4.6)[0] == 0.95
+
+
+def test_training_reads_both_always_when_every_level_loses_a_tray():
+    # a wrong first pass surer than the highest level
+    level, said = _chosen(True, 9.0)
+    assert level is None
+    assert "below None" in said
