@@ -241,6 +241,7 @@ class CubeDetector:
         self._inputs = InputMaker(self.config.input_width, self.config.input_height)
         # the input and, for the turn average, the same input turned half round: one batch
         self._pair: np.ndarray | None = None
+        self.last_passes = 0  # how many passes the last ``detect`` ran (2: the half turn too)
 
     def maps(self, image: np.ndarray, reference: np.ndarray | None) -> tuple[np.ndarray, float]:
         """The network's raw output maps (C, gh, gw) and the picture -> input scale (with
@@ -274,12 +275,15 @@ class CubeDetector:
         blob, scale = self._inputs(image, reference)
         h, w = image.shape[:2]
         valid = (w * scale, h * scale)
+        self.last_passes = 1
         if not cfg.turn_average:
             return decode(self._forward(blob)[0], cfg, scale, valid)
         if cfg.turn_when_below is None:
+            self.last_passes = 2
             return decode(self._averaged(blob), cfg, scale, valid)
         plain = self._forward(blob)[0]
         once = decode(plain, cfg, scale, valid)
         if sure(once, cfg, w, h):
             return once
+        self.last_passes = 2
         return decode(self._averaged(blob, plain), cfg, scale, valid)

@@ -87,11 +87,13 @@ def test_the_detector_keeps_a_sure_first_pass_and_averages_an_unsure_one(tmp_pat
     cascade = _model(tmp_path / "cascade", turn_average=True, turn_when_below=0.5)
     # noise shows no tray outline: never sure, so both passes, as the always-averaging model
     assert _same(cascade.detect(picture, None), both)
+    assert cascade.last_passes == 2
     asked = []
     monkeypatch.setattr("vision.detector.sure", lambda found, config, w, h: not asked.append(
         (_same(found, first), config.turn_when_below, w, h)))
     assert _same(cascade.detect(picture, None), first)
     assert asked == [(True, 0.5, 576, 324)]
+    assert cascade.last_passes == 1
 
 
 def _turned_pass(detector: CubeDetector, picture: np.ndarray) -> np.ndarray:
