@@ -47,7 +47,8 @@ class ModelConfig:
     # surer without the faint ones
     cube_bias: float = 0.0
     # also read the picture turned half round and average the two readings' maps: twice the
-    # time, for a network that sees the tray from both sides in training
+    # network's time (where ``turn_when_below`` does not spare it), for a network that sees
+    # the tray from both sides in training
     turn_average: bool = False
     # with ``turn_average``: keep the first pass's reading, without the half turn, when it is
     # sure of everything (every cube it would count at least this confident, no candidate in
