@@ -268,7 +268,7 @@ class Bench:
                     self.save_failure(sample, mode, image, reading)
                 tally.wall.append(wall)
                 tally.cpu.append(cpu)
-                tally.passes.append(getattr(self.detector, "last_passes", 0))
+                tally.passes.append(self.detector.last_passes)
                 if perturb:
                     self.run_perturbed(sample, name, mount, mode, image, use)
 

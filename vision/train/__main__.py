@@ -105,12 +105,14 @@ def loss_fn(out, heat, weight, colour, offset, mask):
 
 
 def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
-                 size: tuple[int, int] = DEFAULT_INPUT, turn: bool = False) -> list[np.ndarray]:
-    """The network's maps of each picture, as the device reads them (``turn``: averaged with
-    the half-turned picture's, ``ModelConfig.turn_average``), for calibrating on them."""
+                 size: tuple[int, int] = DEFAULT_INPUT,
+                 turn: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The network's maps of each picture, for calibrating on them: the first pass's, and
+    those the device reads (``turn``: averaged with the half-turned picture's,
+    ``ModelConfig.turn_average``; otherwise the first pass's again)."""
     model.eval()
     device = next(model.parameters()).device
-    out = []
+    first, read = [], []
     with torch.no_grad():
         for item in items:
             h, w = item.image.shape[:2]
@@ -122,11 +124,12 @@ def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
                 ref[:h, :w] = item.reference
             blob = to_planes(canvas, ref)[None]
             maps = _forward(model, blob, device)
+            first.append(maps)
             if turn:  # as the device does it (vision.detector)
                 maps = (maps + turned_back(_forward(model, turned(blob), device), HEADS)) / 2
-            out.append(maps)
+            read.append(maps)
     model.train()
-    return out
+    return first, read
 
 
 def _forward(model: CubeNet, blob: np.ndarray, device) -> np.ndarray:
@@ -281,12 +284,12 @@ def train(args) -> dict:
         turn_average=args.turn_average,
         trained_on=args.note or ", ".join(str(d) for d in args.data))
     if val_items:
-        per_mode = {mode: predict_maps(model, val_items, mode, args.input, args.turn_average)
-                    for mode in (True, False)}
+        passes = {mode: predict_maps(model, val_items, mode, args.input, args.turn_average)
+                  for mode in (True, False)}
+        per_mode = {mode: read for mode, (_, read) in passes.items()}
         config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
         if args.turn_average:
-            once = {mode: predict_maps(model, val_items, mode, args.input)
-                    for mode in (True, False)}
+            once = {mode: first for mode, (first, _) in passes.items()}
             config = calibrate.turn_level(config, val_samples, val_items, per_mode, once,
                                           log=print)
     model = model.cpu()

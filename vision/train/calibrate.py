@@ -20,8 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from vision.counter import DOUBT_SHARE
-from vision.detector import ModelConfig, decode, sure
+from vision.detector import DOUBT_SHARE, ModelConfig, decode, sure
 from vision.reading import COLOURS
 from vision.train.data import MATCH_RADIUS_FRAC, fair_counts, is_exact, match
 
@@ -213,16 +212,19 @@ def turn_level(config: ModelConfig, samples, items, averaged: dict, once: dict,
                    for ok, _, _ in _trays(config, samples, items, m))
 
     both = exact(averaged)
+    # decoded once: the level changes which readings are sure, not what they found
+    found = {mode: [(det, width, height) for _, det, width, height in
+                    _decoded(config, samples, items, maps_list)]
+             for mode, maps_list in once.items()}
     chosen, table = None, {}
     for level in TURN_LEVELS:
         c = dataclasses.replace(config, turn_when_below=level)
         mixed, second = {}, 0
         for mode, maps_list in once.items():
             mixed[mode] = []
-            for item, first, pair in zip(items, maps_list, averaged[mode], strict=True):
-                h, w = item.image.shape[:2]
-                keep = sure(decode(first, c, item.scale, (w, h)), c, w / item.scale,
-                            h / item.scale)
+            for (det, width, height), first, pair in zip(found[mode], maps_list,
+                                                         averaged[mode], strict=True):
+                keep = sure(det, c, width, height)
                 mixed[mode].append(first if keep else pair)
                 second += not keep
         table[level] = (exact(mixed), second)
