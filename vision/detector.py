@@ -24,8 +24,14 @@ from vision.netinput import InputMaker
 MODEL_DIR = Path(__file__).with_name("model")
 
 # A candidate below the counting threshold but at least this share of it is a possible cube
-# worth a word (``vision.counter``) and makes a single pass unsure (``turn_when_below``).
+# worth a word (``vision.counter``) and makes a single pass unsure (``more_views_below``).
 DOUBT_SHARE = 0.6
+
+# The views a picture can be read in, as (rows reversed, columns reversed): turned half round,
+# mirrored (left and right swapped) and flipped (top and bottom swapped). Each is its own
+# inverse, and exact on the network's grid because the input's size is a multiple of the stride.
+VIEWS = {"plain": (False, False), "turned": (True, True), "mirrored": (False, True),
+         "flipped": (True, False)}
 
 
 @dataclass(frozen=True)
@@ -46,15 +52,17 @@ class ModelConfig:
     # temperature, a scale and an offset (Platt scaling), so that the strong peaks can be
     # surer without the faint ones
     cube_bias: float = 0.0
-    # also read the picture turned half round and average the two readings' maps: twice the
-    # network's time (where ``turn_when_below`` does not spare it), for a network that sees
-    # the tray from both sides in training
-    turn_average: bool = False
-    # with ``turn_average``: keep the first pass's reading, without the half turn, when it is
-    # sure of everything (every cube it would count at least this confident, no candidate in
-    # the doubt band just below the count, the tray's outline found); None: always read both.
-    # Why: most trays are read the same either way, and the second pass is half the time
-    turn_when_below: float | None = None
+    # the views of the picture the network reads, their maps averaged (``VIEWS``; the first
+    # is always "plain"): each view is one more pass of the network. Why more than one: the
+    # network's mistakes in a view and in its mirror image are not the same mistakes, so the
+    # average reads more trays right than either (measured on validation set-ups, even for
+    # views the network never saw in training, as the mirrored ones)
+    views: tuple[str, ...] = ("plain",)
+    # with more than one view: keep the plain view's reading alone when it is sure of
+    # everything (every cube it would count at least this confident, no candidate in the
+    # doubt band just below the count, the tray's outline found); None: always read them all.
+    # Why: most trays are read the same either way, and the other views cost a pass each
+    more_views_below: float | None = None
     # a counted cube's confidence (P(a cube here) x P(its colour)) is a product of two
     # probabilities calibrated on all candidates, not on the counted cubes; these map its logit
     # to the share of counted validation cubes that were right (Platt scaling, fitted last)
@@ -76,7 +84,15 @@ class ModelConfig:
         d = dict(d)
         d["labels"] = tuple(d["labels"])
         d["heads"] = tuple(d["heads"])
+        d["views"] = tuple(d.get("views", ("plain",)))
         return cls(**d)
+
+    def __post_init__(self):
+        views = tuple(self.views)
+        if not views or views[0] != "plain" or len(set(views)) != len(views) or any(
+                v not in VIEWS for v in views):
+            raise VisionError(f"model.json: views must start with 'plain' and name each view "
+                              f"once, of {sorted(VIEWS)}; got {list(views)}")
 
     def confidence(self, raw: float) -> float:
         """A counted cube's calibrated confidence from its raw product of probabilities."""
@@ -182,31 +198,39 @@ def _corners(logits: np.ndarray, config: ModelConfig, scale: float,
     return np.array(points, np.float32)
 
 
-def turned(blob: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """The network input (1, C, H, W) turned half round (into ``out`` when given)."""
+def _flip(array: np.ndarray, view: str) -> np.ndarray:
+    """The last two axes (rows, columns) of ``array`` as seen in ``view``."""
+    rows, cols = VIEWS[view]
+    return array[..., ::-1 if rows else 1, ::-1 if cols else 1]
+
+
+def in_view(blob: np.ndarray, view: str, out: np.ndarray | None = None) -> np.ndarray:
+    """The network input (N, C, H, W) as seen in ``view`` (into ``out`` when given)."""
     if out is None:
-        return np.ascontiguousarray(blob[:, :, ::-1, ::-1])
-    np.copyto(out, blob[:, :, ::-1, ::-1])
+        return np.ascontiguousarray(_flip(blob, view))
+    np.copyto(out, _flip(blob, view))
     return out
 
 
-def turned_back(maps: np.ndarray, heads: tuple[str, ...]) -> np.ndarray:
-    """Maps (C, gh, gw) read from a turned input, in the unturned picture's cells.
+def from_view(maps: np.ndarray, view: str, heads: tuple[str, ...]) -> np.ndarray:
+    """Maps (C, gh, gw) read from the input in ``view``, in the plain picture's cells.
 
-    Why the offsets change sign: a centre at ``offset`` into its cell sits at ``1 - offset``
-    into the turned cell, and the offsets are logits of a sigmoid (sigmoid(-z) = 1 -
-    sigmoid(z)). Exact when the input's size is a multiple of the stride, as it always is."""
-    back = maps[:, ::-1, ::-1].copy()
-    for name in ("dx", "dy"):
-        i = heads.index(name)
-        back[i] = -back[i]
+    Why an offset changes sign where its axis is reversed: a centre at ``offset`` into its cell
+    sits at ``1 - offset`` into the reversed cell, and the offsets are logits of a sigmoid
+    (sigmoid(-z) = 1 - sigmoid(z))."""
+    back = _flip(maps, view).copy()
+    rows, cols = VIEWS[view]
+    for name, reversed_ in (("dy", rows), ("dx", cols)):
+        if reversed_:
+            i = heads.index(name)
+            back[i] = -back[i]
     return back
 
 
 def sure(found: Detections, config: ModelConfig, width: int, height: int) -> bool:
     """Whether one pass's reading of a width x height picture is sure enough to keep without
-    the half turn (``ModelConfig.turn_when_below``; False when that is None)."""
-    level = config.turn_when_below
+    the other views (``ModelConfig.more_views_below``; False when that is None)."""
+    level = config.more_views_below
     if level is None or found.corners is None or not tray.plausible(found.corners, width,
                                                                       height):
         return False
@@ -240,31 +264,31 @@ class CubeDetector:
         except cv2.error as exc:
             raise VisionError(f"OpenCV cannot load {onnx_path}: {exc}") from exc
         self._inputs = InputMaker(self.config.input_width, self.config.input_height)
-        # the input and, for the turn average, the same input turned half round: one batch
-        self._pair: np.ndarray | None = None
-        self.last_passes = 0  # how many passes the last ``detect`` ran (2: the half turn too)
+        self._batch: np.ndarray | None = None  # the input in every view: one batch
+        self.last_passes = 0  # how many views the last ``detect`` read
 
     def maps(self, image: np.ndarray, reference: np.ndarray | None) -> tuple[np.ndarray, float]:
-        """The network's raw output maps (C, gh, gw) and the picture -> input scale (with
-        ``turn_average``, always both passes averaged)."""
+        """The network's raw output maps (C, gh, gw), always every view's averaged, and the
+        picture -> input scale."""
         blob, scale = self._inputs(image, reference)
-        if not self.config.turn_average:
-            return self._forward(blob)[0], scale
         return self._averaged(blob), scale
 
     def _averaged(self, blob: np.ndarray, plain: np.ndarray | None = None) -> np.ndarray:
-        """The maps of the input and of its half turn, averaged. Without the first pass's maps
-        (``plain``) the two go through the network as one batch of two: the same maps as two
-        passes, ~5-10 % quicker in ``cv2.dnn``."""
-        if self._pair is None:
-            self._pair = np.empty((2, *blob.shape[1:]), np.float32)
-        turned(blob, self._pair[1:])
-        if plain is not None:
-            other = self._forward(self._pair[1:])[0]
-        else:
-            self._pair[0] = blob[0]
-            plain, other = self._forward(self._pair)
-        return (plain + turned_back(other, self.config.heads)) / 2
+        """The maps of every view of the input, averaged. The views not yet read go through
+        the network as one batch: the same maps as one pass each, a little quicker in
+        ``cv2.dnn``. ``plain``: the plain view's maps, when already read."""
+        views = self.config.views
+        todo = views[1:] if plain is not None else views
+        if self._batch is None or len(self._batch) < len(todo):
+            self._batch = np.empty((len(views), *blob.shape[1:]), np.float32)
+        batch = self._batch[:len(todo)]
+        for i, view in enumerate(todo):
+            in_view(blob, view, batch[i:i + 1])
+        out = self._forward(batch)
+        total = np.zeros_like(out[0]) if plain is None else plain.copy()
+        for maps, view in zip(out, todo, strict=True):
+            total += from_view(maps, view, self.config.heads)
+        return total / len(views)
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:
         """(N, C, gh, gw) output maps for an (N, 7, H, W) batch."""
@@ -277,14 +301,14 @@ class CubeDetector:
         h, w = image.shape[:2]
         valid = (w * scale, h * scale)
         self.last_passes = 1
-        if not cfg.turn_average:
+        if len(cfg.views) == 1:
             return decode(self._forward(blob)[0], cfg, scale, valid)
-        if cfg.turn_when_below is None:
-            self.last_passes = 2
+        if cfg.more_views_below is None:
+            self.last_passes = len(cfg.views)
             return decode(self._averaged(blob), cfg, scale, valid)
         plain = self._forward(blob)[0]
         once = decode(plain, cfg, scale, valid)
         if sure(once, cfg, w, h):
             return once
-        self.last_passes = 2
+        self.last_passes = len(cfg.views)
         return decode(self._averaged(blob, plain), cfg, scale, valid)

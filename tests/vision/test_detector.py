@@ -12,7 +12,15 @@ import shutil
 import numpy as np
 import pytest
 
-from vision.detector import MODEL_DIR, CubeDetector, ModelConfig, decode, turned, turned_back
+from vision.detector import (
+    MODEL_DIR,
+    VIEWS,
+    CubeDetector,
+    ModelConfig,
+    decode,
+    from_view,
+    in_view,
+)
 from vision.errors import VisionError
 from vision.netinput import network_input
 from vision.reading import COLOURS
@@ -156,14 +164,17 @@ def test_two_cube_peaks_come_back_where_and_what_they_are():
     assert found.corners is None
 
 
-def test_maps_read_from_a_turned_input_come_back_to_the_same_cube():
-    # what a network sees in a picture turned half round: the cube in the opposite cell, at
-    # the opposite offset within it
+@pytest.mark.parametrize("view, flip_rows, flip_cols", [
+    ("turned", True, True), ("mirrored", False, True), ("flipped", True, False)])
+def test_maps_read_from_another_view_come_back_to_the_same_cube(view, flip_rows, flip_cols):
+    # what a network sees in a picture turned half round, mirrored or flipped: the cube in the
+    # opposite cell along each reversed axis, at the opposite offset within it
     maps = blank()
     put_cube(maps, 3, 5, "red", dx=_logit(0.25), dy=_logit(0.7))
-    seen_turned = blank()
-    put_cube(seen_turned, GH - 1 - 3, GW - 1 - 5, "red", dx=_logit(0.75), dy=_logit(0.3))
-    back = turned_back(seen_turned, CONFIG.heads)
+    seen = blank()
+    put_cube(seen, GH - 1 - 3 if flip_rows else 3, GW - 1 - 5 if flip_cols else 5, "red",
+             dx=_logit(0.75 if flip_cols else 0.25), dy=_logit(0.3 if flip_rows else 0.7))
+    back = from_view(seen, view, CONFIG.heads)
     assert back.shape == maps.shape
     want, got = decode(maps, CONFIG, 1.0), decode(back, CONFIG, 1.0)
     assert len(got.candidates) == 1
@@ -172,31 +183,41 @@ def test_maps_read_from_a_turned_input_come_back_to_the_same_cube():
     averaged = decode((maps + back) / 2, CONFIG, 1.0)
     assert averaged.candidates[0].x == pytest.approx((5 + 0.25) * 4, abs=1e-4)
     blob = np.arange(2 * 3 * 4, dtype=np.float32).reshape(1, 2, 3, 4)
-    assert np.array_equal(turned(turned(blob)), blob)
-    assert turned(blob)[0, 0, 0, 0] == blob[0, 0, -1, -1]
+    assert np.array_equal(in_view(in_view(blob, view), view), blob)
+    assert in_view(blob, view)[0, 0, 0, 0] == blob[0, 0, -1 if flip_rows else 0,
+                                                    -1 if flip_cols else 0]
 
 
-def test_turn_averaging_reads_a_picture_twice_and_stays_in_shape(tmp_path):
+def test_every_view_is_read_and_averaged_in_one_batch(tmp_path):
     config = json.loads((MODEL_DIR / "model.json").read_text())
     detectors = {}
-    for turn in (False, True):
-        folder = tmp_path / str(turn)
+    for name, views in (("plain", ["plain"]), ("all", list(VIEWS))):
+        folder = tmp_path / name
         folder.mkdir()
         shutil.copy(MODEL_DIR / "model.onnx", folder / "model.onnx")
-        (folder / "model.json").write_text(json.dumps({**config, "turn_average": turn}))
-        detectors[turn] = CubeDetector(folder)
+        (folder / "model.json").write_text(json.dumps({**config, "views": views}))
+        detectors[name] = CubeDetector(folder)
     picture = np.random.default_rng(1).integers(0, 256, (324, 576, 3), dtype=np.uint8)
-    plain, scale = detectors[False].maps(picture, None)
-    averaged, scale2 = detectors[True].maps(picture, None)
+    plain, scale = detectors["plain"].maps(picture, None)
+    averaged, scale2 = detectors["all"].maps(picture, None)
     assert averaged.shape == plain.shape and scale2 == scale
     assert not np.allclose(averaged, plain)
-    # the picture and its half turn go through the net as one batch of two: the same maps as
-    # two passes of one (this OpenCV's cv2.dnn batches a network exported for one picture)
-    net = detectors[False].net
+    # the views go through the net as one batch: the same maps as one pass each (this
+    # OpenCV's cv2.dnn batches a network exported for one picture)
+    net = detectors["plain"].net
     blob, _ = network_input(picture, None, config["input_width"], config["input_height"])
-    net.setInput(turned(blob))
-    by_hand = (plain + turned_back(np.asarray(net.forward())[0], tuple(config["heads"]))) / 2
-    np.testing.assert_allclose(averaged, by_hand, rtol=0, atol=1e-4)
+    by_hand = plain.copy()
+    for view in list(VIEWS)[1:]:
+        net.setInput(in_view(blob, view))
+        by_hand += from_view(np.asarray(net.forward())[0], view, tuple(config["heads"]))
+    np.testing.assert_allclose(averaged, by_hand / len(VIEWS), rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("views", [[], ["turned"], ["plain", "plain"], ["plain", "sideways"]])
+def test_model_json_views_must_start_plain_and_be_known(tmp_path, views):
+    config = json.loads((MODEL_DIR / "model.json").read_text())
+    with pytest.raises(VisionError, match="views must start with 'plain'"):
+        ModelConfig.from_dict({**config, "views": views})
 
 
 def test_the_temperatures_soften_the_scores():

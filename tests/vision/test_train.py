@@ -59,7 +59,8 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         data=[MINI], out=tmp_path / "model", steps=6, minutes=10.0, batch=2, lr=3e-3,
         width=1, val_share=0.25, seed=0, threads=1, log_every=3, note="test",
         weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
-        input=(256, 160), device="auto", workers=2, save_every=3, turn_average=True,
+        input=(256, 160), device="auto", workers=2, save_every=3,
+        views=["plain", "turned", "mirrored"],
         augment_on="auto", crowd=0.0)
     result = train(args)
     assert len(result["losses"]) == 6
@@ -68,7 +69,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
     config = json.loads((tmp_path / "model" / "model.json").read_text())
     assert (config["input_width"], config["input_height"]) == (256, 160)
     assert config["trained_on"] == "test"
-    assert config["turn_average"] is True
+    assert config["views"] == ["plain", "turned", "mirrored"]
     assert 0 < config["cube_threshold"] < 1
     reading = count_cubes(load_image(MINI / "s000" / "drop11.jpg"), detector=detector)
     assert all(0 <= c.confidence <= 1 for c in reading.cubes)

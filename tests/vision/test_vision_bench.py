@@ -50,7 +50,7 @@ def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
         speed = _line(out, rf"^speed {mode}\s*: ")
         wall, wall95, cpu, cpu95 = map(float, re.findall(r"(\d+\.\d) ms", speed))
         assert 0 < wall <= wall95 and 0 < cpu <= cpu95
-        turned = re.search(r"\(3 pictures, 576x324, 1 thread; half turn read for (\d+)\)", speed)
+        turned = re.search(r"\(3 pictures, 576x324, 1 thread; more views read for (\d+)\)", speed)
         assert turned and int(turned.group(1)) <= 3
     rows = re.findall(r"^  (\d\.\d\d)-(\d\.\d\d)\s+\|\s+(\d+)\s+(\S+)\s+(\S+(?: %)?)\s+\|",
                       out, re.MULTILINE)

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.nn import functional
 
-from vision.detector import MODEL_DIR, ModelConfig, turned, turned_back
+from vision.detector import MODEL_DIR, VIEWS, ModelConfig, from_view, in_view
 from vision.netinput import to_planes
 from vision.train import calibrate
 from vision.train.augment import STRIDE, Cached
@@ -106,10 +106,11 @@ def loss_fn(out, heat, weight, colour, offset, mask):
 
 def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
                  size: tuple[int, int] = DEFAULT_INPUT,
-                 turn: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The network's maps of each picture, for calibrating on them: the first pass's, and
-    those the device reads (``turn``: averaged with the half-turned picture's,
-    ``ModelConfig.turn_average``; otherwise the first pass's again)."""
+                 views: tuple[str, ...] = ("plain",)) -> tuple[list[np.ndarray],
+                                                              list[np.ndarray]]:
+    """The network's maps of each picture, for calibrating on them: the plain view's, and
+    those the device reads (every view's averaged, ``ModelConfig.views``; with the plain view
+    alone, its maps again)."""
     model.eval()
     device = next(model.parameters()).device
     first, read = [], []
@@ -125,8 +126,9 @@ def predict_maps(model: CubeNet, items: list[Cached], with_reference: bool,
             blob = to_planes(canvas, ref)[None]
             maps = _forward(model, blob, device)
             first.append(maps)
-            if turn:  # as the device does it (vision.detector)
-                maps = (maps + turned_back(_forward(model, turned(blob), device), HEADS)) / 2
+            if len(views) > 1:  # as the device does it (vision.detector)
+                maps = (maps + sum(from_view(_forward(model, in_view(blob, v), device), v, HEADS)
+                                   for v in views[1:])) / len(views)
             read.append(maps)
     model.train()
     return first, read
@@ -281,17 +283,17 @@ def train(args) -> dict:
     config = ModelConfig(
         input_width=args.input[0], input_height=args.input[1], stride=STRIDE,
         labels=("blue", "black", "red", "brown", "green", "yellow", "white"), heads=HEADS,
-        turn_average=args.turn_average,
+        views=tuple(args.views),
         trained_on=args.note or ", ".join(str(d) for d in args.data))
     if val_items:
-        passes = {mode: predict_maps(model, val_items, mode, args.input, args.turn_average)
+        passes = {mode: predict_maps(model, val_items, mode, args.input, config.views)
                   for mode in (True, False)}
         per_mode = {mode: read for mode, (_, read) in passes.items()}
         config = calibrate.fit(config, val_samples, val_items, per_mode, log=print)
-        if args.turn_average:
+        if len(config.views) > 1:
             once = {mode: first for mode, (first, _) in passes.items()}
-            config = calibrate.turn_level(config, val_samples, val_items, per_mode, once,
-                                          log=print)
+            config = calibrate.views_level(config, val_samples, val_items, per_mode, once,
+                                           log=print)
     model = model.cpu()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -337,10 +339,11 @@ def main(argv=None) -> int:
     ap.add_argument("--init", type=Path,
                     help="start from these PyTorch weights (--weights), or from a model folder "
                     "or ONNX file (e.g. vision/model, the shipped model)")
-    ap.add_argument("--turn-average", action="store_true",
-                    help="the model reads each picture also turned half round and averages "
-                    "(twice the network's time) when the first pass is not sure, at a level "
-                    "chosen on validation; calibrated that way too")
+    ap.add_argument("--views", nargs="+", choices=tuple(VIEWS), default=["plain"],
+                    help="the views of each picture the model reads and averages, starting "
+                    "with plain (e.g. plain turned mirrored flipped: a pass each) when the "
+                    "plain view is not sure, at a level chosen on validation; calibrated that "
+                    "way too")
     ap.add_argument("--crowd", type=float, default=0.0,
                     help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")

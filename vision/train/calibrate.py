@@ -10,8 +10,9 @@ right, because two probabilities each calibrated over all candidates do not make
 product over the few candidates that are counted. Then the unsure level on that confidence: the
 lowest that makes the reading's unsure flag catch ``UNSURE_CATCH`` of the wrongly read validation
 trays, because a level means something only for the confidences of the model it was chosen for.
-For a model that reads the half turn too, last the level below which a first pass is not sure
-enough to keep alone (``turn_level``): the lowest that loses no validation tray.
+For a model that reads more views than the plain one, last the level below which the plain view's
+reading is not sure enough to keep alone (``views_level``): the lowest that loses no validation
+tray.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ UNSURE_CATCH = 0.8
 UNSURE_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99)
 # below this many wrongly read validation trays the unsure level stays the default
 MIN_WRONG_FOR_LEVEL = 10
-# the levels tried for ``turn_when_below``, lowest (fewest second passes) first
-TURN_LEVELS = (0.9, 0.95, 0.97, 0.98, 0.99, 0.995)
+# the levels tried for ``more_views_below``, lowest (fewest readings of more views) first
+VIEW_LEVELS = (0.9, 0.95, 0.97, 0.98, 0.99, 0.995)
 
 
 def _decoded(config, samples, items, maps_list):
@@ -200,38 +201,38 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
     return config
 
 
-def turn_level(config: ModelConfig, samples, items, averaged: dict, once: dict,
-               log=print) -> ModelConfig:
-    """``config`` with the lowest ``turn_when_below`` at which keeping a sure first pass alone
-    reads as many validation trays exactly as always averaging it with the half turn
-    (``averaged``: those maps, per mode; ``once``: the first pass's), or None (always both)
-    when no level does. Why "loses none": the half turn is there for accuracy; time is only
-    saved where it costs nothing that the validation set-ups can show."""
+def views_level(config: ModelConfig, samples, items, averaged: dict, once: dict,
+                log=print) -> ModelConfig:
+    """``config`` with the lowest ``more_views_below`` at which keeping a sure plain view's
+    reading alone reads as many validation trays exactly as always averaging every view
+    (``averaged``: those maps, per mode; ``once``: the plain view's), or None (always every
+    view) when no level does. Why "loses none": the other views are there for accuracy; time
+    is only saved where it costs nothing that the validation set-ups can show."""
     def exact(maps_by_mode):
         return sum(ok for m in maps_by_mode.values()
                    for ok, _, _ in _trays(config, samples, items, m))
 
-    both = exact(averaged)
+    every = exact(averaged)
     # decoded once: the level changes which readings are sure, not what they found
     found = {mode: [(det, width, height) for _, det, width, height in
                     _decoded(config, samples, items, maps_list)]
              for mode, maps_list in once.items()}
     chosen, table = None, {}
-    for level in TURN_LEVELS:
-        c = dataclasses.replace(config, turn_when_below=level)
-        mixed, second = {}, 0
+    for level in VIEW_LEVELS:
+        c = dataclasses.replace(config, more_views_below=level)
+        mixed, more = {}, 0
         for mode, maps_list in once.items():
             mixed[mode] = []
-            for (det, width, height), first, pair in zip(found[mode], maps_list,
-                                                         averaged[mode], strict=True):
+            for (det, width, height), first, all_views in zip(found[mode], maps_list,
+                                                              averaged[mode], strict=True):
                 keep = sure(det, c, width, height)
-                mixed[mode].append(first if keep else pair)
-                second += not keep
-        table[level] = (exact(mixed), second)
-        if chosen is None and table[level][0] >= both:
+                mixed[mode].append(first if keep else all_views)
+                more += not keep
+        table[level] = (exact(mixed), more)
+        if chosen is None and table[level][0] >= every:
             chosen = level
     n = sum(len(m) for m in once.values())
-    log(f"validation: half turn read when a first pass is below {chosen} (exact trays always "
-        f"averaged {both} of {n}; by level, exact and second passes: " + " ".join(
-            f"{lv}:{e},{k}" for lv, (e, k) in table.items()) + ")")
-    return dataclasses.replace(config, turn_when_below=chosen)
+    log(f"validation: views {'+'.join(config.views[1:])} read when the plain view is below "
+        f"{chosen} (exact trays always averaged {every} of {n}; by level, exact and readings "
+        "of more views: " + " ".join(f"{lv}:{e},{k}" for lv, (e, k) in table.items()) + ")")
+    return dataclasses.replace(config, more_views_below=chosen)

@@ -1,6 +1,6 @@
-"""Reading the half turn only when the first pass is unsure (``turn_when_below``): which
-readings count as sure, that the detector then keeps the first pass or averages both, and how
-training chooses the level."""
+"""Reading the other views only when the plain view is unsure (``more_views_below``): which
+readings count as sure, that the detector then keeps the plain view's reading or averages every
+view, and how training chooses the level."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from vision.detector import (
     CubeDetector,
     ModelConfig,
     decode,
+    from_view,
     sure,
-    turned_back,
 )
 from vision.reading import COLOURS
 from vision.train import calibrate
@@ -29,7 +29,7 @@ from vision.train.data import LabelledCube, Sample
 
 W, H = 640, 360
 FLOOR = [[120, 60], [520, 60], [520, 300], [120, 300]]
-LEVEL = dataclasses.replace(CONFIG, cube_threshold=0.5, turn_when_below=0.9)
+LEVEL = dataclasses.replace(CONFIG, cube_threshold=0.5, more_views_below=0.9)
 
 
 def test_confident_cubes_on_a_found_tray_are_sure():
@@ -59,7 +59,7 @@ def test_faint_candidates_and_cubes_outside_the_tray_do_not_matter():
 
 def test_without_a_level_nothing_is_sure():
     found = detections([cube(200, 150, "red", 0.99, 0.99)], FLOOR)
-    assert not sure(found, dataclasses.replace(LEVEL, turn_when_below=None), W, H)
+    assert not sure(found, dataclasses.replace(LEVEL, more_views_below=None), W, H)
 
 
 def _model(folder: Path, **changes) -> CubeDetector:
@@ -73,27 +73,37 @@ def _model(folder: Path, **changes) -> CubeDetector:
 def test_the_detector_keeps_a_sure_first_pass_and_averages_an_unsure_one(tmp_path,
                                                                           monkeypatch):
     picture = np.random.default_rng(3).integers(0, 256, (324, 576, 3), dtype=np.uint8)
-    always = _model(tmp_path / "always", turn_average=True, turn_when_below=None)
+    always = _model(tmp_path / "always", views=["plain", "turned"], more_views_below=None)
     averaged_maps, scale = always.maps(picture, None)
     valid = (576 * scale, 324 * scale)
-    once = _model(tmp_path / "once", turn_average=False)
+    once = _model(tmp_path / "once", views=["plain"], more_views_below=None)
     first_maps, _ = once.maps(picture, None)
     first = decode(first_maps, once.config, scale, valid)
     both = decode(averaged_maps, always.config, scale, valid)
     assert not _same(first, both)
-    np.testing.assert_allclose(
-        averaged_maps, (first_maps + turned_back(_turned_pass(once, picture), once.config.heads))
-        / 2, atol=1e-4)
-    cascade = _model(tmp_path / "cascade", turn_average=True, turn_when_below=0.5)
+    turned_maps = from_view(_turned_pass(once, picture), "turned", once.config.heads)
+    np.testing.assert_allclose(averaged_maps, (first_maps + turned_maps) / 2, atol=1e-4)
+    cascade = _model(tmp_path / "cascade", views=["plain", "turned"], more_views_below=0.5)
     # noise shows no tray outline: never sure, so both passes, as the always-averaging model
     assert _same(cascade.detect(picture, None), both)
     assert cascade.last_passes == 2
     asked = []
     monkeypatch.setattr("vision.detector.sure", lambda found, config, w, h: not asked.append(
-        (_same(found, first), config.turn_when_below, w, h)))
+        (_same(found, first), config.more_views_below, w, h)))
     assert _same(cascade.detect(picture, None), first)
     assert asked == [(True, 0.5, 576, 324)]
     assert cascade.last_passes == 1
+
+
+def test_an_unsure_plain_view_reads_the_other_views_in_one_batch(tmp_path):
+    picture = np.random.default_rng(4).integers(0, 256, (324, 576, 3), dtype=np.uint8)
+    every = ["plain", "turned", "mirrored", "flipped"]
+    always = _model(tmp_path / "always", views=every, more_views_below=None)
+    cascade = _model(tmp_path / "cascade", views=every, more_views_below=0.5)
+    # noise shows no tray outline: never sure, so the plain view's pass and then the other
+    # three (one batch) give what reading all four at once gives
+    assert _same(cascade.detect(picture, None), always.detect(picture, None))
+    assert cascade.last_passes == always.last_passes == 4
 
 
 def _turned_pass(detector: CubeDetector, picture: np.ndarray) -> np.ndarray:
@@ -143,9 +153,9 @@ def _validation(first_wrong_when_sure: bool, strength: float):
 def _chosen(wrong: bool, strength: float) -> tuple[float | None, str]:
     config, samples, items, averaged, once = _validation(wrong, strength)
     said = []
-    chosen = calibrate.turn_level(config, samples, items, averaged, once, log=said.append)
+    chosen = calibrate.views_level(config, samples, items, averaged, once, log=said.append)
     assert isinstance(chosen, ModelConfig)
-    return chosen.turn_when_below, said[0]
+    return chosen.more_views_below, said[0]
 
 
 def test_training_keeps_the_lowest_level_that_loses_no_validation_tray():
