@@ -34,7 +34,7 @@ from vision.train.data import fair_counts, is_exact, load_samples, split_by_sess
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", nargs="+", type=Path, required=True, help="training folders")
+    ap.add_argument("--data", nargs="*", type=Path, default=[], help="training folders")
     ap.add_argument("--whole", nargs="*", type=Path, default=[],
                     help="folders of validation set-ups only (never trained on)")
     ap.add_argument("--models", nargs="+", type=Path, required=True, help="model folders")
@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, group in groups.items():
         print(f"{name}: {len(group)} validation pictures of "
               f"{len({s.session for s in group})} set-ups")
+        if not group:
+            continue
         pictures = _pictures(group)
         for folder in args.models:
             _report(folder, pictures)
