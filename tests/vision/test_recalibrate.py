@@ -12,7 +12,7 @@ import pytest
 from vision.counter import count_cubes, load_image
 from vision.detector import MODEL_DIR, CubeDetector
 from vision.train import calibrate
-from vision.train.recalibrate import main, view_maps
+from vision.train.recalibrate import main, recalibrate, view_maps
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
 
@@ -49,3 +49,14 @@ def test_a_recalibrated_model_loads_and_reads_with_its_views(tmp_path, capsys):
     reading = count_cubes(load_image(MINI / "s000" / "drop11.jpg"), detector=detector)
     assert detector.last_passes in (1, 2)
     assert all(0 <= c.confidence <= 1 for c in reading.cubes)
+
+
+def test_level_only_keeps_every_other_number(capsys):
+    shipped = CubeDetector().config
+    config = recalibrate(MODEL_DIR, [MINI], ("plain", "turned", "flipped"), level_only=True)
+    assert config.views == ("plain", "turned", "flipped")
+    assert config.more_views_below in (*calibrate.VIEW_LEVELS, None)
+    kept = {k: v for k, v in config.__dict__.items() if k not in ("views", "more_views_below")}
+    assert kept == {k: v for k, v in shipped.__dict__.items()
+                    if k not in ("views", "more_views_below")}
+    assert "views turned+flipped read when the plain view is below" in capsys.readouterr().out
