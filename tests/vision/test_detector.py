@@ -188,7 +188,7 @@ def test_maps_read_from_another_view_come_back_to_the_same_cube(view, flip_rows,
                                                     -1 if flip_cols else 0]
 
 
-def test_every_view_is_read_and_averaged_in_one_batch(tmp_path):
+def test_every_view_is_read_and_averaged(tmp_path):
     config = json.loads((MODEL_DIR / "model.json").read_text())
     detectors = {}
     for name, views in (("plain", ["plain"]), ("all", list(VIEWS))):
@@ -202,8 +202,7 @@ def test_every_view_is_read_and_averaged_in_one_batch(tmp_path):
     averaged, scale2 = detectors["all"].maps(picture, None)
     assert averaged.shape == plain.shape and scale2 == scale
     assert not np.allclose(averaged, plain)
-    # the views go through the net as one batch: the same maps as one pass each (this
-    # OpenCV's cv2.dnn batches a network exported for one picture)
+    # the same maps as one pass of the net per view, by hand
     net = detectors["plain"].net
     blob, _ = network_input(picture, None, config["input_width"], config["input_height"])
     by_hand = plain.copy()

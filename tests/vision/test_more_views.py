@@ -95,15 +95,17 @@ def test_the_detector_keeps_a_sure_first_pass_and_averages_an_unsure_one(tmp_pat
     assert cascade.last_passes == 1
 
 
-def test_an_unsure_plain_view_reads_the_other_views_in_one_batch(tmp_path):
+def test_an_unsure_plain_view_reads_the_other_views_too(tmp_path):
     picture = np.random.default_rng(4).integers(0, 256, (324, 576, 3), dtype=np.uint8)
     every = ["plain", "turned", "mirrored", "flipped"]
     always = _model(tmp_path / "always", views=every, more_views_below=None)
     cascade = _model(tmp_path / "cascade", views=every, more_views_below=0.5)
     # noise shows no tray outline: never sure, so the plain view's pass and then the other
-    # three (one batch) give what reading all four at once gives
-    assert _same(cascade.detect(picture, None), always.detect(picture, None))
-    assert cascade.last_passes == always.last_passes == 4
+    # three give what reading all four at once gives, frame after frame (OpenCV 4.11 once
+    # failed here when the three went through as one batch after a batch of one)
+    for _ in range(2):
+        assert _same(cascade.detect(picture, None), always.detect(picture, None))
+        assert cascade.last_passes == always.last_passes == 4
 
 
 def _turned_pass(detector: CubeDetector, picture: np.ndarray) -> np.ndarray:
