@@ -34,6 +34,16 @@ VIEWS = {"plain": (False, False), "turned": (True, True), "mirrored": (False, Tr
          "flipped": (True, False)}
 
 
+def check_views(views) -> None:
+    """Refuse a list of views that does not start with "plain" or names a view twice or one
+    not in ``VIEWS`` (the decoder averages into the plain view's cells)."""
+    views = tuple(views)
+    if not views or views[0] != "plain" or len(set(views)) != len(views) or any(
+            v not in VIEWS for v in views):
+        raise VisionError(f"views must start with 'plain' and name each view once, of "
+                          f"{sorted(VIEWS)}; got {list(views)}")
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """What ``model.json`` says about the network; unknown keys are refused."""
@@ -88,11 +98,7 @@ class ModelConfig:
         return cls(**d)
 
     def __post_init__(self):
-        views = tuple(self.views)
-        if not views or views[0] != "plain" or len(set(views)) != len(views) or any(
-                v not in VIEWS for v in views):
-            raise VisionError(f"model.json: views must start with 'plain' and name each view "
-                              f"once, of {sorted(VIEWS)}; got {list(views)}")
+        check_views(self.views)
 
     def confidence(self, raw: float) -> float:
         """A counted cube's calibrated confidence from its raw product of probabilities."""

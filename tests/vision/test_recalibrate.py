@@ -60,3 +60,12 @@ def test_level_only_keeps_every_other_number(capsys):
     assert kept == {k: v for k, v in shipped.__dict__.items()
                     if k not in ("views", "more_views_below")}
     assert "views turned+flipped read when the plain view is below" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("views", [["turned"], ["plain", "plain"]])
+def test_views_that_do_not_start_plain_are_refused_before_any_work(views, capsys, tmp_path):
+    with pytest.raises(SystemExit) as caught:
+        main([str(MODEL_DIR), str(MINI), "--views", *views, "--out", str(tmp_path / "m")])
+    assert caught.value.code == 2
+    assert "--views: views must start with 'plain'" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()

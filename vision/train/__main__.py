@@ -21,7 +21,8 @@ import numpy as np
 import torch
 from torch.nn import functional
 
-from vision.detector import MODEL_DIR, VIEWS, ModelConfig, from_view, in_view
+from vision.detector import MODEL_DIR, VIEWS, ModelConfig, check_views, from_view, in_view
+from vision.errors import VisionError
 from vision.netinput import to_planes
 from vision.train import calibrate
 from vision.train.augment import STRIDE, Cached
@@ -347,7 +348,12 @@ def main(argv=None) -> int:
     ap.add_argument("--crowd", type=float, default=0.0,
                     help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
-    train(ap.parse_args(argv))
+    args = ap.parse_args(argv)
+    try:
+        check_views(args.views)
+    except VisionError as exc:
+        ap.error(f"--views: {exc}")
+    train(args)
     return 0
 
 

@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from vision.counter import load_image
-from vision.detector import VIEWS, CubeDetector
+from vision.detector import VIEWS, CubeDetector, check_views
+from vision.errors import VisionError
 from vision.train import calibrate
 from vision.train.data import load_samples
 
@@ -95,6 +96,10 @@ def main(argv=None) -> int:
                     help="keep the model's other numbers; choose only more_views_below")
     ap.add_argument("--note", default="", help="appended to model.json's trained_on")
     args = ap.parse_args(argv)
+    try:
+        check_views(args.views)
+    except VisionError as exc:
+        ap.error(f"--views: {exc}")
     config = recalibrate(args.model, args.data, tuple(args.views), args.level_only)
     if args.note:
         config = dataclasses.replace(config, trained_on=f"{config.trained_on}; {args.note}")
