@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -94,17 +95,25 @@ def load_detector(model_dir: str | Path | None = None) -> SharedDetector:
 
 
 def save_image_atomically(path: Path, image: np.ndarray) -> None:
-    """Write a JPEG so that a power cut leaves the old file or the new one, never half of one."""
+    """Write a JPEG so that a power cut leaves the old file or the new one, never half of one.
+
+    Each call writes its own partial file: the watch loop keeping an empty tray and a player
+    pressing "calibrate" may save the reference at the same moment, and with one shared
+    partial name the second swap found the file already moved away. The last swap wins."""
     ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])
     if not ok:
         raise CalibrationError("could not encode the picture")
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    with partial.open("wb") as handle:
-        handle.write(data.tobytes())
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(partial, path)
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.tobytes())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
 
 
 def camera_settings(config: Config) -> CameraSettings:

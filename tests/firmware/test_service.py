@@ -9,6 +9,8 @@ import threading
 import time
 from dataclasses import replace
 
+import cv2
+import numpy as np
 import pytest
 from fake_detector import FakeDetector, demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -16,7 +18,13 @@ from table_access import playing
 
 import vision.detector
 from firmware.config import Config, with_overrides
-from firmware.service import ModelError, SharedDetector, build_device, choose_source
+from firmware.service import (
+    ModelError,
+    SharedDetector,
+    build_device,
+    choose_source,
+    save_image_atomically,
+)
 from firmware.sources import DEMO_DIR, DemoSource, FolderSource
 from vision import Cube
 
@@ -348,3 +356,28 @@ def test_the_app_answers_to_the_machines_name_and_the_configured_ones(tmp_path, 
         assert refused.status_code == 403 and refused.get_json()["join"] is True
     finally:
         device.stop()
+
+
+
+def test_two_savers_of_the_same_picture_at_once_both_succeed_and_leave_one_whole(tmp_path):
+    # the watch loop keeping an empty tray and a player pressing "calibrate" at the same moment
+    path = tmp_path / "empty.jpg"
+    errors: list[BaseException] = []
+
+    def save_many(value):
+        try:
+            for _ in range(40):
+                save_image_atomically(path, np.full((120, 160, 3), value, np.uint8))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save_many, args=(v,)) for v in (40, 200)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    saved = cv2.imread(str(path))
+    assert saved is not None
+    assert min(abs(float(saved.mean()) - v) for v in (40, 200)) < 3  # one of them, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.jpg"]  # no partial left over
