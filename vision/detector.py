@@ -94,7 +94,8 @@ class ModelConfig:
         d = dict(d)
         d["labels"] = tuple(d["labels"])
         d["heads"] = tuple(d["heads"])
-        d["views"] = tuple(d.get("views", ("plain",)))
+        if "views" in d:
+            d["views"] = tuple(d["views"])
         return cls(**d)
 
     def __post_init__(self):
@@ -276,18 +277,27 @@ class CubeDetector:
     def maps(self, image: np.ndarray, reference: np.ndarray | None) -> tuple[np.ndarray, float]:
         """The network's raw output maps (C, gh, gw), always every view's averaged, and the
         picture -> input scale."""
-        blob, scale = self._inputs(image, reference)
-        return self._averaged(blob), scale
+        _, averaged, scale = self.view_maps(image, reference)
+        return averaged, scale
 
-    def _averaged(self, blob: np.ndarray, plain: np.ndarray | None = None) -> np.ndarray:
-        """The maps of every view of the input, averaged. ``plain``: the plain view's maps,
-        when already read. Why one pass per view, not one batch: OpenCV 4.11 (the Pi's) cannot
-        run this network on a batch of another size than the one before (its Expand layer
-        keeps the old shape), and a batch saved only ~5 % in OpenCV 5.0."""
+    def view_maps(self, image: np.ndarray,
+                  reference: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float]:
+        """The plain view's maps, every view's maps averaged (equal to the plain view's with
+        one view) and the picture -> input scale: what calibrating the level below which the
+        other views are read compares."""
+        blob, scale = self._inputs(image, reference)
+        plain = self._forward(blob)[0]
+        return plain, self._averaged(blob, plain), scale
+
+    def _averaged(self, blob: np.ndarray, plain: np.ndarray) -> np.ndarray:
+        """The maps of every view of the input averaged, given the plain view's. Why one
+        pass per view, not one batch: OpenCV 4.11 (the Pi's) cannot run this network on a
+        batch of another size than the one before (its Expand layer keeps the old shape),
+        and a batch saved only ~5 % in OpenCV 5.0."""
         views = self.config.views
         if self._view is None:
             self._view = np.empty_like(blob)
-        total = self._forward(blob)[0] if plain is None else plain.copy()
+        total = plain.copy()
         for view in views[1:]:
             total += from_view(self._forward(in_view(blob, view, self._view))[0], view,
                                self.config.heads)
@@ -303,15 +313,11 @@ class CubeDetector:
         blob, scale = self._inputs(image, reference)
         h, w = image.shape[:2]
         valid = (w * scale, h * scale)
-        self.last_passes = 1
-        if len(cfg.views) == 1:
-            return decode(self._forward(blob)[0], cfg, scale, valid)
-        if cfg.more_views_below is None:
-            self.last_passes = len(cfg.views)
-            return decode(self._averaged(blob), cfg, scale, valid)
         plain = self._forward(blob)[0]
-        once = decode(plain, cfg, scale, valid)
-        if sure(once, cfg, w, h):
-            return once
+        if len(cfg.views) == 1 or cfg.more_views_below is not None:
+            once = decode(plain, cfg, scale, valid)
+            if len(cfg.views) == 1 or sure(once, cfg, w, h):
+                self.last_passes = 1
+                return once
         self.last_passes = len(cfg.views)
         return decode(self._averaged(blob, plain), cfg, scale, valid)

@@ -26,6 +26,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -40,8 +41,6 @@ def view_maps(detector: CubeDetector, folders: list[Path]):
     """The validation samples, stand-ins for their fitted pictures (what calibration reads of
     them: the fitted size and the scale) and, per mode (with the empty tray or not), each
     picture's plain-view maps and the maps of all ``detector.config.views`` averaged."""
-    cfg = detector.config
-    plain_only = dataclasses.replace(cfg, views=("plain",))
     samples = [s for folder in folders for s in load_samples(folder)]
     items, first, read = [], {True: [], False: []}, {True: [], False: []}
     references: dict[Path, np.ndarray] = {}
@@ -54,15 +53,12 @@ def view_maps(detector: CubeDetector, folders: list[Path]):
             reference = references[s.empty_path]
         for with_reference in (True, False):
             ref = reference if with_reference else None
-            detector.config = plain_only
-            plain, scale = detector.maps(image, ref)
-            detector.config = cfg
-            every, _ = detector.maps(image, ref)
+            plain, every, scale = detector.view_maps(image, ref)
             first[with_reference].append(plain)
             read[with_reference].append(every)
         h, w = image.shape[:2]
         fitted = np.empty((round(h * scale), round(w * scale), 0), np.uint8)
-        items.append(argparse.Namespace(image=fitted, scale=scale))
+        items.append(SimpleNamespace(image=fitted, scale=scale))
     return samples, items, first, read
 
 
