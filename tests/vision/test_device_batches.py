@@ -66,8 +66,8 @@ def test_the_target_maps_are_the_cpu_paths_for_any_cubes():
 def test_the_warp_is_opencvs(picture):
     rng = np.random.default_rng(2)
     h, w = picture.shape[:2]
-    for _ in range(3):
-        m = random_affine(rng, w, h, W, H)
+    for trial in range(4):
+        m = random_affine(rng, w, h, W, H, mirror=float(trial % 2))  # mirrored ones too
         want = cv2.warpAffine(picture, m, (W, H), flags=cv2.INTER_LINEAR,
                               borderMode=cv2.BORDER_CONSTANT).astype(np.float32)
         inside = cv2.warpAffine(np.full((h, w), 255, np.uint8), m, (W, H),
@@ -155,7 +155,7 @@ def test_a_short_run_with_device_batches(tmp_path):
         data=[MINI], out=tmp_path / "model", steps=4, minutes=10.0, batch=2, lr=3e-3,
         width=1.5, val_share=0.25, seed=0, threads=1, log_every=2, note="test",
         weights=None, reload_every=0, warmup=2, init=None, input=(256, 160), device="cpu",
-        workers=0, save_every=0, views=["plain"], augment_on="device", crowd=1.0)
+        workers=0, save_every=0, views=["plain"], augment_on="device", crowd=1.0, mirror=0.5)
     result = train(args)
     assert len(result["losses"]) == 4 and all(np.isfinite(result["losses"]))
     assert (tmp_path / "model" / "model.onnx").is_file()

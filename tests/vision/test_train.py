@@ -23,6 +23,7 @@ from vision.train.__main__ import (  # noqa: E402
     train,
 )
 from vision.train.__main__ import main as train_main  # noqa: E402
+from vision.train.augment import Cached, augment, random_affine  # noqa: E402
 from vision.train.batches import (  # noqa: E402
     batches,
     cache_samples,
@@ -61,7 +62,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
         input=(256, 160), device="auto", workers=2, save_every=3,
         views=["plain", "turned", "mirrored"],
-        augment_on="auto", crowd=0.0)
+        augment_on="auto", crowd=0.0, mirror=0.5)
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")
@@ -117,6 +118,38 @@ def test_crowded_trays_are_drawn_more_often_only_when_asked():
     assert share[cubes.argmax()] == pytest.approx(weights[cubes.argmax()], abs=0.02)
     plain = draw(np.random.default_rng(0), len(items), 20000, None)
     assert np.bincount(plain, minlength=len(items)).min() > 0
+
+
+def test_mirrored_pictures_keep_each_cube_on_its_own_colour_and_only_when_asked():
+    # three cubes, red -> blue -> green turning one way: a turn keeps the way they turn, a
+    # mirror reverses it; and each label still sits on its own colour
+    image = np.full((90, 160, 3), 128, np.uint8)
+    colours = {2: (0, 0, 230), 0: (230, 0, 0), 4: (0, 230, 0)}  # BGR: red, blue, green
+    centres = {2: (50, 55), 0: (110, 55), 4: (80, 30)}
+    for colour, (x, y) in centres.items():
+        image[y - 5:y + 5, x - 5:x + 5] = colours[colour]
+    cubes = np.array([[*centres[c], c, 1, 1] for c in (2, 0, 4)], np.float32)
+    item = Cached(image, None, 1.0, cubes, None)
+
+    def way(points):  # the sign of the triangle's area
+        (ax, ay), (bx, by), (cx, cy) = points
+        return np.sign((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
+
+    rng = np.random.default_rng(3)
+    mirrored = sum(np.linalg.det(random_affine(rng, 160, 90, 160, 90, mirror=0.5)[:, :2]) < 0
+                   for _ in range(60))
+    assert 15 < mirrored < 45
+    assert all(np.linalg.det(random_affine(rng, 160, 90, 160, 90)[:, :2]) > 0
+               for _ in range(40))
+    for share in (0.0, 1.0):
+        for _ in range(15):
+            out, _ref, moved, _corners = augment(item, rng, 160, 90, mirror=share)
+            assert way(moved[:, :2]) == (-1 if share else 1) * way(cubes[:, :2])
+            for x, y, colour, _in, _keep in moved:
+                if 3 <= x < 157 and 3 <= y < 87:
+                    pixel = out[int(y), int(x)].astype(int)
+                    channel = {2: 2, 0: 0, 4: 1}[int(colour)]
+                    assert pixel[channel] > max(np.delete(pixel, channel)) + 30
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")

@@ -73,9 +73,11 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
     if args.augment_on == "device":
-        return DeviceBatches(items, args.batch, args.input, seed, args.device, args.crowd)
+        return DeviceBatches(items, args.batch, args.input, seed, args.device, args.crowd,
+                             args.mirror)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
-    return batches(samples, items, args.batch, args.input, seed, args.workers, pin, args.crowd)
+    return batches(samples, items, args.batch, args.input, seed, args.workers, pin, args.crowd,
+                   args.mirror)
 
 
 def focal_loss(logits, gt, weight):
@@ -347,6 +349,8 @@ def main(argv=None) -> int:
                     "way too")
     ap.add_argument("--crowd", type=float, default=0.0,
                     help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
+    ap.add_argument("--mirror", type=float, default=0.0,
+                    help="share of training pictures mirrored (any axis: mirrored, then turned)")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     args = ap.parse_args(argv)
     try:

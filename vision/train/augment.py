@@ -34,8 +34,15 @@ class Cached:
 
 
 def random_affine(rng: np.random.Generator, src_w: int, src_h: int, out_w: int, out_h: int,
-                  strength: float = 1.0) -> np.ndarray:
-    """A 2x3 matrix from cached picture pixels to input pixels."""
+                  strength: float = 1.0, mirror: float = 0.0) -> np.ndarray:
+    """A 2x3 matrix from cached picture pixels to input pixels; mirrored (before the turn, so
+    any mirror axis) in a ``mirror`` share of the pictures.
+
+    Why mirror: a tower clipped on the other side of the tray, or a camera mounted the other
+    way round, shows the scene mirrored; the device averages mirrored views of an unsure
+    picture, and those help although the network never saw a mirrored picture. No random
+    number is drawn for the mirror when ``mirror`` is 0, so earlier runs' draws are unchanged.
+    """
     r = rng.random()
     if r < 0.6:
         angle = rng.normal(0, 4) * strength
@@ -50,6 +57,8 @@ def random_affine(rng: np.random.Generator, src_w: int, src_h: int, out_w: int, 
     a = math.radians(angle)
     rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]) * zoom
     rot = rot @ np.array([[1, shear], [0, 1]])
+    if mirror > 0 and rng.random() < mirror:
+        rot = rot @ np.array([[-1.0, 0.0], [0.0, 1.0]])
     centre_src = np.array([src_w / 2, src_h / 2])
     # mostly where the device puts it (top-left aligned), sometimes anywhere
     if rng.random() < 0.5:
@@ -140,13 +149,14 @@ def camera_noise(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
-            plain: bool = False, reference_share: float = REFERENCE_SHARE):
-    """(image, reference or None, cubes (N, 5) in input px, corners (4, 2) or None)."""
+            plain: bool = False, reference_share: float = REFERENCE_SHARE, mirror: float = 0.0):
+    """(image, reference or None, cubes (N, 5) in input px, corners (4, 2) or None);
+    ``mirror`` as in ``random_affine``."""
     h, w = item.image.shape[:2]
     if plain:
         m = np.array([[1, 0, 0], [0, 1, 0]], np.float32)
     else:
-        m = random_affine(rng, w, h, out_w, out_h)
+        m = random_affine(rng, w, h, out_w, out_h, mirror=mirror)
     image = cv2.warpAffine(item.image, m, (out_w, out_h), flags=cv2.INTER_LINEAR,
                            borderMode=cv2.BORDER_CONSTANT)
     valid = cv2.warpAffine(np.full((h, w), 255, np.uint8), m, (out_w, out_h),

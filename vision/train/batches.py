@@ -75,10 +75,10 @@ def draw(rng: np.random.Generator, count: int, batch: int, weights: np.ndarray |
 
 
 def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False,
-               size: tuple[int, int] = DEFAULT_INPUT):
+               size: tuple[int, int] = DEFAULT_INPUT, mirror: float = 0.0):
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
     for item in items:
-        image, ref, cubes, corners = augment(item, rng, *size, plain=plain)
+        image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=mirror)
         xs.append(to_planes(image, ref))
         h, w, c, o, m = targets(cubes, corners, *size)
         heats.append(h)
@@ -94,9 +94,9 @@ class BatchStream(IterableDataset):
     """Endless augmented batches of the given pictures, drawn with the given seed."""
 
     def __init__(self, samples: list[Sample], batch: int, size: tuple[int, int], seed: int,
-                 items: list[Cached] | None = None, crowd: float = 0.0):
+                 items: list[Cached] | None = None, crowd: float = 0.0, mirror: float = 0.0):
         self.samples, self.batch, self.size, self.seed = samples, batch, size, seed
-        self.crowd = crowd
+        self.crowd, self.mirror = crowd, mirror
         self.items = items  # already fitted (the training process's own copy), or None
 
     def __getstate__(self):  # a worker fits the pictures itself: paths travel, not pixels
@@ -113,15 +113,17 @@ class BatchStream(IterableDataset):
         weights = crowd_weights(items, self.crowd)
         while True:
             idx = draw(rng, len(items), self.batch, weights)
-            yield make_batch([items[i] for i in idx], rng, size=self.size)
+            yield make_batch([items[i] for i in idx], rng, size=self.size, mirror=self.mirror)
 
 
 def batches(samples: list[Sample], items: list[Cached] | None, batch: int, size: tuple[int, int],
-            seed: int, workers: int = 0, pin_memory: bool = False, crowd: float = 0.0):
+            seed: int, workers: int = 0, pin_memory: bool = False, crowd: float = 0.0,
+            mirror: float = 0.0):
     """An endless iterator over training batches (x, heat, weight, colour, offset, mask), made
     by ``workers`` spawned processes, or in this process when ``workers`` is 0 (from ``items``,
-    the pictures already fitted, when given); ``crowd`` as in ``crowd_weights``."""
-    stream = BatchStream(samples, batch, size, seed, items, crowd)
+    the pictures already fitted, when given); ``crowd`` as in ``crowd_weights``, ``mirror`` as
+    in ``augment.random_affine``."""
+    stream = BatchStream(samples, batch, size, seed, items, crowd, mirror)
     if workers <= 0:
         return iter(stream)
     return iter(DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,

@@ -251,10 +251,11 @@ class DeviceBatches:
     colour, offset, mask) tensors, already on the device."""
 
     def __init__(self, items: list[Cached], batch: int, size: tuple[int, int], seed: int,
-                 device: str = "cpu", crowd: float = 0.0):
+                 device: str = "cpu", crowd: float = 0.0, mirror: float = 0.0):
         if not items:
             raise ValueError("no training pictures")
         self.weights = crowd_weights(items, crowd)
+        self.mirror = mirror
         self.batch, self.size, self.device = batch, size, torch.device(device)
         self.rng = np.random.default_rng([seed, 99])
         h = max(it.image.shape[0] for it in items)
@@ -296,7 +297,8 @@ class DeviceBatches:
     def __next__(self):
         rng, (out_w, out_h), b = self.rng, self.size, self.batch
         idx = draw(rng, len(self.sizes), b, self.weights)
-        matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h) for i in idx])
+        matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h, mirror=self.mirror)
+                             for i in idx])
         use_ref = (self.ref_index[idx] >= 0) & (rng.random(b) < REFERENCE_SHARE)
         ref_matrices = np.stack([shaken(m, rng, out_w, out_h) for m in matrices])
         gains, exposure, gamma = map(np.array, zip(*(draw_light(rng) for _ in range(b)),
