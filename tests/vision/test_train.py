@@ -167,6 +167,13 @@ def test_the_input_size_is_checked_before_any_training(tmp_path, capsys):
         assert "--input" in capsys.readouterr().err
 
 
+def test_the_mirrored_share_is_checked_before_any_training(tmp_path, capsys):
+    for bad in ("1.5", "-0.1", "half"):
+        with pytest.raises(SystemExit):
+            train_main([str(tmp_path), "--mirror", bad])
+        assert "--mirror" in capsys.readouterr().err
+
+
 def test_training_refuses_a_folder_without_labels(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"labels\.json"):
         train_main([str(tmp_path), "--out", str(tmp_path / "m"), "--steps", "1"])

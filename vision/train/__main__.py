@@ -50,6 +50,17 @@ def input_size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def share(text: str) -> float:
+    """``--mirror 0.5``: a share of the pictures, from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text}: a share is from 0 to 1")
+    return value
+
+
 def pick_device(name: str) -> str:
     """``auto``: the GPU when PyTorch sees one, else the CPU."""
     if name == "auto":
@@ -349,7 +360,7 @@ def main(argv=None) -> int:
                     "way too")
     ap.add_argument("--crowd", type=float, default=0.0,
                     help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
-    ap.add_argument("--mirror", type=float, default=0.0,
+    ap.add_argument("--mirror", type=share, default=0.0,
                     help="share of training pictures mirrored (any axis: mirrored, then turned)")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     args = ap.parse_args(argv)
