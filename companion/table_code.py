@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
 import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from companion.durable import write_durably
 from companion.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -67,15 +67,8 @@ class TableCode:
 
     def _write(self, code: str) -> str:
         """Old file or new one after a power cut, never half of one; readable by its owner only."""
-        partial = self.path.with_name(self.path.name + ".partial")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(code + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(partial, self.path)
+            write_durably(self.path, (code + "\n").encode("ascii"), mode=0o600)
         except OSError as exc:
             raise TableCodeError(f"cannot keep the table code in {self.path}: {exc}") from exc
         return code

@@ -8,9 +8,7 @@ other module reaches for a global.
 from __future__ import annotations
 
 import logging
-import os
 import socket
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +19,7 @@ import cv2
 import numpy as np
 
 from companion.amerigo import RulesError
+from companion.durable import write_durably
 from companion.errors import NeedsConfirmation
 from companion.hub import Hub
 from companion.store import Store, StoreError
@@ -103,17 +102,7 @@ def save_image_atomically(path: Path, image: np.ndarray) -> None:
     ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])
     if not ok:
         raise CalibrationError("could not encode the picture")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.tobytes())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    write_durably(path, data.tobytes())
 
 
 def camera_settings(config: Config) -> CameraSettings:

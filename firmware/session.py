@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import threading
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from companion.durable import write_durably
 from vision import VisionError, count_cubes
 from vision.calibration import Calibration, calibrate_from_drop
 
@@ -174,10 +174,4 @@ class SessionCalibration:
                 "colours_learned_from": self.learned_from}
         if self._camera_lock:
             body["camera_lock"] = self._camera_lock
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".partial")
-        with partial.open("w") as handle:
-            json.dump(body, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, self.path)
+        write_durably(self.path, json.dumps(body).encode("utf-8"))
