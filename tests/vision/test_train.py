@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -23,7 +25,7 @@ from vision.train.__main__ import (  # noqa: E402
     train,
 )
 from vision.train.__main__ import main as train_main  # noqa: E402
-from vision.train.augment import Cached, augment, random_affine  # noqa: E402
+from vision.train.augment import Cached, augment, random_affine, windowed  # noqa: E402
 from vision.train.batches import (  # noqa: E402
     batches,
     cache_samples,
@@ -62,7 +64,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
         input=(256, 160), device="auto", workers=2, save_every=3,
         views=["plain", "turned", "mirrored"],
-        augment_on="auto", crowd=0.0, mirror=0.5)
+        augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128))
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")
@@ -150,6 +152,68 @@ def test_mirrored_pictures_keep_each_cube_on_its_own_colour_and_only_when_asked(
                     pixel = out[int(y), int(x)].astype(int)
                     channel = {2: 2, 0: 0, 4: 1}[int(colour)]
                     assert pixel[channel] > max(np.delete(pixel, channel)) + 30
+
+
+def test_a_crop_is_a_window_of_the_whole_input_with_each_cube_on_its_own_colour():
+    # the same picture and matrix, warped whole and through a window: the window's pixels and
+    # cubes are the whole input's, moved by the window's corner
+    image = np.full((90, 160, 3), 128, np.uint8)
+    colours = {2: (0, 0, 230), 0: (230, 0, 0), 4: (0, 230, 0)}
+    centres = {2: (30, 20), 0: (110, 55), 4: (80, 70)}
+    for colour, (x, y) in centres.items():
+        image[y - 5:y + 5, x - 5:x + 5] = colours[colour]
+    cubes = np.array([[*centres[c], c, 1, 1] for c in (2, 0, 4)], np.float32)
+    rng = np.random.default_rng(5)
+
+    class WholePixels:  # windows at whole pixels, so that the pixels can be compared exactly
+        def uniform(self, low, high):
+            return float(rng.integers(math.ceil(low), math.floor(high) + 1))
+
+    corners = set()
+    for _ in range(30):
+        m = random_affine(rng, 160, 90, 160, 96)
+        w = windowed(m, rng, (160, 96), (96, 64))
+        dx, dy = m[:, 2] - w[:, 2]
+        assert 0 <= dx <= 64 and 0 <= dy <= 32 and np.array_equal(m[:, :2], w[:, :2])
+        corners.add((round(float(dx)), round(float(dy))))
+        w = windowed(m, WholePixels(), (160, 96), (96, 64))
+        ox, oy = (round(float(v)) for v in m[:, 2] - w[:, 2])
+        whole = cv2.warpAffine(image, m, (160, 96))
+        part = cv2.warpAffine(image, w, (96, 64))
+        assert np.abs(part.astype(int) - whole[oy:oy + 64, ox:ox + 96]).max() <= 1
+    assert len(corners) > 20  # windows all over, not one place
+    item = Cached(image, image.copy(), 1.0, cubes, np.array([[0, 0], [159, 0], [159, 89],
+                                                             [0, 89]], np.float32))
+    seen = 0
+    for _ in range(40):
+        out, ref, moved, _corners = augment(item, rng, 160, 96, crop=(96, 64))
+        assert out.shape == (64, 96, 3) and (ref is None or ref.shape == out.shape)
+        for x, y, colour, _in, _keep in moved:
+            if 3 <= x < 93 and 3 <= y < 61:
+                seen += 1
+                pixel = out[int(y), int(x)].astype(int)
+                channel = {2: 2, 0: 0, 4: 1}[int(colour)]
+                assert pixel[channel] > max(np.delete(pixel, channel)) + 30
+    assert seen > 30
+
+
+def test_cropped_batches_have_the_crops_size_and_plain_ones_stay_whole():
+    items = cache_samples(load_samples(MINI)[:3], (256, 160))
+    rng = np.random.default_rng(0)
+    x, heat, weight, colour, offset, mask = make_batch(items, rng, size=(256, 160),
+                                                       crop=(192, 128))
+    assert x.shape == (3, 7, 128, 192)
+    assert heat.shape == weight.shape == (3, 3, 32, 48) and offset.shape == (3, 2, 32, 48)
+    assert colour.shape == mask.shape == (3, 32, 48)
+    assert make_batch(items, rng, plain=True, size=(256, 160), crop=(192, 128))[0].shape \
+        == (3, 7, 160, 256)
+
+
+def test_a_crop_larger_than_the_input_is_refused_before_any_training(tmp_path, capsys):
+    for bad in ("544x288", "512x320", "500x200"):
+        with pytest.raises(SystemExit):
+            train_main([str(tmp_path), "--crop", bad])
+        assert "--crop" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")

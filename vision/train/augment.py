@@ -103,6 +103,22 @@ def drifted(rng: np.random.Generator, gains: np.ndarray,
     return gains * np.exp(rng.normal(0, 0.03, 3)), exposure * math.exp(rng.normal(0, 0.08))
 
 
+def windowed(m: np.ndarray, rng: np.random.Generator, full: tuple[int, int],
+             crop: tuple[int, int]) -> np.ndarray:
+    """``m`` (to the full input's pixels) moved so that a random ``crop``-sized window of the
+    full input lands at the origin: the picture is then warped straight to the window.
+
+    Why: a training step costs in proportion to the pixels the network sees, and most of a
+    picture is table; a window 3/4 of the input's width and height holds the tray, its walls
+    and some table at ~56 % of the time, so the same CPU hour trains on ~1.8 times the
+    pictures. The network is fully convolutional, so the device still reads whole pictures.
+    """
+    mw = m.copy()
+    mw[0, 2] -= rng.uniform(0, full[0] - crop[0])
+    mw[1, 2] -= rng.uniform(0, full[1] - crop[1])
+    return mw
+
+
 def shaken(m: np.ndarray, rng: np.random.Generator, out_w: int, out_h: int) -> np.ndarray:
     """The empty tray's matrix: the drop's, with the small turn and shift of a camera that
     shook since."""
@@ -149,14 +165,19 @@ def camera_noise(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
-            plain: bool = False, reference_share: float = REFERENCE_SHARE, mirror: float = 0.0):
-    """(image, reference or None, cubes (N, 5) in input px, corners (4, 2) or None);
-    ``mirror`` as in ``random_affine``."""
+            plain: bool = False, reference_share: float = REFERENCE_SHARE, mirror: float = 0.0,
+            crop: tuple[int, int] | None = None):
+    """(image, reference or None, cubes (N, 5) in output px, corners (4, 2) or None);
+    ``mirror`` as in ``random_affine``; with ``crop`` (w, h) a random window of that size out
+    of the ``out_w`` x ``out_h`` input (``windowed``), else the whole input."""
     h, w = item.image.shape[:2]
     if plain:
         m = np.array([[1, 0, 0], [0, 1, 0]], np.float32)
     else:
         m = random_affine(rng, w, h, out_w, out_h, mirror=mirror)
+        if crop is not None:
+            m = windowed(m, rng, (out_w, out_h), crop)
+            out_w, out_h = crop
     image = cv2.warpAffine(item.image, m, (out_w, out_h), flags=cv2.INTER_LINEAR,
                            borderMode=cv2.BORDER_CONSTANT)
     valid = cv2.warpAffine(np.full((h, w), 255, np.uint8), m, (out_w, out_h),

@@ -75,12 +75,17 @@ def draw(rng: np.random.Generator, count: int, batch: int, weights: np.ndarray |
 
 
 def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False,
-               size: tuple[int, int] = DEFAULT_INPUT, mirror: float = 0.0):
+               size: tuple[int, int] = DEFAULT_INPUT, mirror: float = 0.0,
+               crop: tuple[int, int] | None = None):
+    """One batch of re-shot pictures of ``size``, or random ``crop``-sized windows of them
+    (``augment.windowed``; plain pictures are always whole)."""
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
+    out = crop if crop is not None and not plain else size
     for item in items:
-        image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=mirror)
+        image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=mirror,
+                                             crop=crop)
         xs.append(to_planes(image, ref))
-        h, w, c, o, m = targets(cubes, corners, *size)
+        h, w, c, o, m = targets(cubes, corners, *out)
         heats.append(h)
         weights.append(w)
         colours.append(c)
@@ -94,9 +99,10 @@ class BatchStream(IterableDataset):
     """Endless augmented batches of the given pictures, drawn with the given seed."""
 
     def __init__(self, samples: list[Sample], batch: int, size: tuple[int, int], seed: int,
-                 items: list[Cached] | None = None, crowd: float = 0.0, mirror: float = 0.0):
+                 items: list[Cached] | None = None, crowd: float = 0.0, mirror: float = 0.0,
+                 crop: tuple[int, int] | None = None):
         self.samples, self.batch, self.size, self.seed = samples, batch, size, seed
-        self.crowd, self.mirror = crowd, mirror
+        self.crowd, self.mirror, self.crop = crowd, mirror, crop
         self.items = items  # already fitted (the training process's own copy), or None
 
     def __getstate__(self):  # a worker fits the pictures itself: paths travel, not pixels
@@ -113,17 +119,18 @@ class BatchStream(IterableDataset):
         weights = crowd_weights(items, self.crowd)
         while True:
             idx = draw(rng, len(items), self.batch, weights)
-            yield make_batch([items[i] for i in idx], rng, size=self.size, mirror=self.mirror)
+            yield make_batch([items[i] for i in idx], rng, size=self.size, mirror=self.mirror,
+                             crop=self.crop)
 
 
 def batches(samples: list[Sample], items: list[Cached] | None, batch: int, size: tuple[int, int],
             seed: int, workers: int = 0, pin_memory: bool = False, crowd: float = 0.0,
-            mirror: float = 0.0):
+            mirror: float = 0.0, crop: tuple[int, int] | None = None):
     """An endless iterator over training batches (x, heat, weight, colour, offset, mask), made
     by ``workers`` spawned processes, or in this process when ``workers`` is 0 (from ``items``,
     the pictures already fitted, when given); ``crowd`` as in ``crowd_weights``, ``mirror`` as
-    in ``augment.random_affine``."""
-    stream = BatchStream(samples, batch, size, seed, items, crowd, mirror)
+    in ``augment.random_affine``, ``crop`` as in ``make_batch``."""
+    stream = BatchStream(samples, batch, size, seed, items, crowd, mirror, crop)
     if workers <= 0:
         return iter(stream)
     return iter(DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,

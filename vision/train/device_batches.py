@@ -31,6 +31,7 @@ from vision.train.augment import (
     drifted,
     random_affine,
     shaken,
+    windowed,
 )
 from vision.train.batches import crowd_weights, draw
 
@@ -251,11 +252,12 @@ class DeviceBatches:
     colour, offset, mask) tensors, already on the device."""
 
     def __init__(self, items: list[Cached], batch: int, size: tuple[int, int], seed: int,
-                 device: str = "cpu", crowd: float = 0.0, mirror: float = 0.0):
+                 device: str = "cpu", crowd: float = 0.0, mirror: float = 0.0,
+                 crop: tuple[int, int] | None = None):
         if not items:
             raise ValueError("no training pictures")
         self.weights = crowd_weights(items, crowd)
-        self.mirror = mirror
+        self.mirror, self.crop = mirror, crop
         self.batch, self.size, self.device = batch, size, torch.device(device)
         self.rng = np.random.default_rng([seed, 99])
         h = max(it.image.shape[0] for it in items)
@@ -299,6 +301,9 @@ class DeviceBatches:
         idx = draw(rng, len(self.sizes), b, self.weights)
         matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h, mirror=self.mirror)
                              for i in idx])
+        if self.crop is not None:  # a random window of each (augment.windowed)
+            matrices = np.stack([windowed(m, rng, (out_w, out_h), self.crop) for m in matrices])
+            out_w, out_h = self.crop
         use_ref = (self.ref_index[idx] >= 0) & (rng.random(b) < REFERENCE_SHARE)
         ref_matrices = np.stack([shaken(m, rng, out_w, out_h) for m in matrices])
         gains, exposure, gamma = map(np.array, zip(*(draw_light(rng) for _ in range(b)),
