@@ -80,12 +80,11 @@ def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = Fals
     """One batch of re-shot pictures of ``size``, or random ``crop``-sized windows of them
     (``augment.windowed``; plain pictures are always whole)."""
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
-    out = crop if crop is not None and not plain else size
     for item in items:
         image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=mirror,
                                              crop=crop)
         xs.append(to_planes(image, ref))
-        h, w, c, o, m = targets(cubes, corners, *out)
+        h, w, c, o, m = targets(cubes, corners, image.shape[1], image.shape[0])
         heats.append(h)
         weights.append(w)
         colours.append(c)
