@@ -27,6 +27,7 @@ from vision.train.__main__ import (  # noqa: E402
 from vision.train.__main__ import main as train_main  # noqa: E402
 from vision.train.augment import Cached, augment, random_affine, windowed  # noqa: E402
 from vision.train.batches import (  # noqa: E402
+    Draws,
     batches,
     cache_samples,
     crowd_weights,
@@ -200,12 +201,12 @@ def test_a_crop_is_a_window_of_the_whole_input_with_each_cube_on_its_own_colour(
 def test_cropped_batches_have_the_crops_size_and_plain_ones_stay_whole():
     items = cache_samples(load_samples(MINI)[:3], (256, 160))
     rng = np.random.default_rng(0)
-    x, heat, weight, colour, offset, mask = make_batch(items, rng, size=(256, 160),
-                                                       crop=(192, 128))
+    draws = Draws(crop=(192, 128))
+    x, heat, weight, colour, offset, mask = make_batch(items, rng, size=(256, 160), draws=draws)
     assert x.shape == (3, 7, 128, 192)
     assert heat.shape == weight.shape == (3, 3, 32, 48) and offset.shape == (3, 2, 32, 48)
     assert colour.shape == mask.shape == (3, 32, 48)
-    assert make_batch(items, rng, plain=True, size=(256, 160), crop=(192, 128))[0].shape \
+    assert make_batch(items, rng, plain=True, size=(256, 160), draws=draws)[0].shape \
         == (3, 7, 160, 256)
 
 

@@ -26,7 +26,7 @@ from vision.errors import VisionError
 from vision.netinput import to_planes
 from vision.train import calibrate
 from vision.train.augment import STRIDE, Cached
-from vision.train.batches import DEFAULT_INPUT, batches, cache_samples
+from vision.train.batches import DEFAULT_INPUT, Draws, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.device_batches import DeviceBatches
 from vision.train.export import export_onnx
@@ -83,12 +83,11 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
+    draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop)
     if args.augment_on == "device":
-        return DeviceBatches(items, args.batch, args.input, seed, args.device, args.crowd,
-                             args.mirror, args.crop)
+        return DeviceBatches(items, args.batch, args.input, seed, args.device, draws)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
-    return batches(samples, items, args.batch, args.input, seed, args.workers, pin, args.crowd,
-                   args.mirror, args.crop)
+    return batches(samples, items, args.batch, args.input, seed, args.workers, pin, draws)
 
 
 def focal_loss(logits, gt, weight):

@@ -11,6 +11,7 @@ so no two workers make the same batch.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -23,6 +24,19 @@ from vision.train.augment import Cached, augment, targets
 from vision.train.data import Sample
 
 DEFAULT_INPUT = (512, 288)  # (width, height), the shipped model's; multiples of 32 (the stride)
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Which pictures a training run draws and how it re-shoots them, beyond the fixed ranges.
+
+    Why one object: these choices travel together from the command line through every batch
+    maker (in this process, in worker processes, on the device), and each new one would
+    otherwise lengthen six signatures. The defaults are a plain run's."""
+
+    crowd: float = 0.0  # draw crowded trays more often (``crowd_weights``)
+    mirror: float = 0.0  # the share of pictures mirrored (``augment.random_affine``)
+    crop: tuple[int, int] | None = None  # random windows of this (w, h) (``augment.windowed``)
 
 
 def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT) -> list[Cached]:
@@ -75,14 +89,13 @@ def draw(rng: np.random.Generator, count: int, batch: int, weights: np.ndarray |
 
 
 def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = False,
-               size: tuple[int, int] = DEFAULT_INPUT, mirror: float = 0.0,
-               crop: tuple[int, int] | None = None):
-    """One batch of re-shot pictures of ``size``, or random ``crop``-sized windows of them
-    (``augment.windowed``; plain pictures are always whole)."""
+               size: tuple[int, int] = DEFAULT_INPUT, draws: Draws = Draws()):
+    """One batch of re-shot pictures of ``size``, or random windows of them when ``draws``
+    asks for a crop (plain pictures are always whole)."""
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
     for item in items:
-        image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=mirror,
-                                             crop=crop)
+        image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=draws.mirror,
+                                             crop=draws.crop)
         xs.append(to_planes(image, ref))
         h, w, c, o, m = targets(cubes, corners, image.shape[1], image.shape[0])
         heats.append(h)
@@ -98,10 +111,9 @@ class BatchStream(IterableDataset):
     """Endless augmented batches of the given pictures, drawn with the given seed."""
 
     def __init__(self, samples: list[Sample], batch: int, size: tuple[int, int], seed: int,
-                 items: list[Cached] | None = None, crowd: float = 0.0, mirror: float = 0.0,
-                 crop: tuple[int, int] | None = None):
+                 items: list[Cached] | None = None, draws: Draws = Draws()):
         self.samples, self.batch, self.size, self.seed = samples, batch, size, seed
-        self.crowd, self.mirror, self.crop = crowd, mirror, crop
+        self.draws = draws
         self.items = items  # already fitted (the training process's own copy), or None
 
     def __getstate__(self):  # a worker fits the pictures itself: paths travel, not pixels
@@ -115,21 +127,18 @@ class BatchStream(IterableDataset):
             cv2.setNumThreads(0)
         items = self.items if self.items is not None else cache_samples(self.samples, self.size)
         rng = np.random.default_rng([self.seed, 0 if worker is None else worker.id + 1])
-        weights = crowd_weights(items, self.crowd)
+        weights = crowd_weights(items, self.draws.crowd)
         while True:
             idx = draw(rng, len(items), self.batch, weights)
-            yield make_batch([items[i] for i in idx], rng, size=self.size, mirror=self.mirror,
-                             crop=self.crop)
+            yield make_batch([items[i] for i in idx], rng, size=self.size, draws=self.draws)
 
 
 def batches(samples: list[Sample], items: list[Cached] | None, batch: int, size: tuple[int, int],
-            seed: int, workers: int = 0, pin_memory: bool = False, crowd: float = 0.0,
-            mirror: float = 0.0, crop: tuple[int, int] | None = None):
+            seed: int, workers: int = 0, pin_memory: bool = False, draws: Draws = Draws()):
     """An endless iterator over training batches (x, heat, weight, colour, offset, mask), made
     by ``workers`` spawned processes, or in this process when ``workers`` is 0 (from ``items``,
-    the pictures already fitted, when given); ``crowd`` as in ``crowd_weights``, ``mirror`` as
-    in ``augment.random_affine``, ``crop`` as in ``make_batch``."""
-    stream = BatchStream(samples, batch, size, seed, items, crowd, mirror, crop)
+    the pictures already fitted, when given), drawn and re-shot as ``draws`` says."""
+    stream = BatchStream(samples, batch, size, seed, items, draws)
     if workers <= 0:
         return iter(stream)
     return iter(DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,

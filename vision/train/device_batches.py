@@ -33,7 +33,7 @@ from vision.train.augment import (
     shaken,
     windowed,
 )
-from vision.train.batches import crowd_weights, draw
+from vision.train.batches import Draws, crowd_weights, draw
 
 _LUMA_TABLE = [16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55,
                14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
@@ -252,12 +252,11 @@ class DeviceBatches:
     colour, offset, mask) tensors, already on the device."""
 
     def __init__(self, items: list[Cached], batch: int, size: tuple[int, int], seed: int,
-                 device: str = "cpu", crowd: float = 0.0, mirror: float = 0.0,
-                 crop: tuple[int, int] | None = None):
+                 device: str = "cpu", draws: Draws = Draws()):
         if not items:
             raise ValueError("no training pictures")
-        self.weights = crowd_weights(items, crowd)
-        self.mirror, self.crop = mirror, crop
+        self.weights = crowd_weights(items, draws.crowd)
+        self.mirror, self.crop = draws.mirror, draws.crop
         self.batch, self.size, self.device = batch, size, torch.device(device)
         self.rng = np.random.default_rng([seed, 99])
         h = max(it.image.shape[0] for it in items)
