@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One prepared training run for a GPU machine lent for a few minutes.
+#
+# Why a script: a lent machine starts bare, sees only this working tree (64 MiB with what is
+# carried), reaches nothing outside, and is lent for minutes, all tries counted. Everything it
+# needs is therefore packed here first, and the run is one command that trains, calibrates,
+# compares with the shipped model on validation-only set-ups and leaves its files in $OUT.
+#
+#   scripts/gpu-train.sh pack TRAIN_DIR... -- VAL_DIR...    # here: copies into gpu-data/
+#   scripts/gpu-train.sh run [MINUTES]                      # there (default 7 minutes)
+#
+# `pack` copies each labelled folder's labels.json and pictures (not the renderer's _tmp) into
+# gpu-data/train/ and gpu-data/val/ (ignored by git; name it in the run's carry) and refuses
+# more than 60 MiB. VAL_DIR folders are validation set-ups only: never trained on, used to
+# choose (scripts/validate-models.py --whole). `run` goes on from the shipped model, 1.5 times
+# as wide, half the pictures mirrored, re-shot on the GPU, reading all four views; it writes
+# $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
+# PYTHON picks the interpreter (default python3: on the lent machines, the one with PyTorch
+# and OpenCV). A new model ships only if validate.txt says it beats the shipped one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=$(realpath -m "${GPU_DATA:-gpu-data}")  # GPU_DATA: another folder (the tests use one)
+LIMIT_MB=60
+
+pack() {
+    local to=train
+    rm -rf "$DATA"
+    mkdir -p "$DATA/train" "$DATA/val"
+    for dir in "$@"; do
+        if [ "$dir" = "--" ]; then to=val; continue; fi
+        [ -f "$dir/labels.json" ] || { echo "no labels.json in $dir" >&2; exit 2; }
+        local name
+        name=$(basename "$dir")
+        mkdir -p "$DATA/$to/$name"
+        cp "$dir/labels.json" "$DATA/$to/$name/"
+        (cd "$dir" && find . -path ./_tmp -prune -o -type f \( -name '*.jpg' -o -name '*.png' \) \
+            -print0 | xargs -0 -r cp --parents -t "$DATA/$to/$name/")
+    done
+    local mb
+    mb=$(du -sm "$DATA" | cut -f1)
+    if [ "$mb" -gt "$LIMIT_MB" ]; then
+        echo "$DATA is $mb MiB: more than the $LIMIT_MB MiB a lent machine's call can carry" >&2
+        exit 2
+    fi
+    echo "$DATA: $mb MiB; $(find "$DATA/train" -name labels.json | wc -l) training and" \
+        "$(find "$DATA/val" -name labels.json | wc -l) validation folders"
+}
+
+run() {
+    local minutes=${1:-7}
+    local python=${PYTHON:-python3}
+    local out=${OUT:?set OUT to the folder the run writes into}
+    [ -d "$DATA/train" ] || { echo "no $DATA/train: run 'pack' first and carry $DATA" >&2; exit 2; }
+    export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+    local train=("$DATA"/train/*) val=("$DATA"/val/*)
+    [ -e "${val[0]}" ] || val=()
+    "$python" -m vision.train "${train[@]}" --init vision/model --width 1.5 --mirror 0.5 \
+        --views plain turned mirrored flipped --minutes "$minutes" --batch 32 --lr 1e-3 --warmup 200 \
+        --out "$out/model" --weights "$out/w.pt" \
+        --note "gpu-train.sh: $minutes min from the shipped model, 1.5 wide, half mirrored" \
+        "${TRAIN_ARGS[@]}" 2>&1 | tee "$out/train.log"
+    "$python" scripts/validate-models.py --data "${train[@]}" --whole "${val[@]}" \
+        --models vision/model "$out/model" 2>&1 | tee "$out/validate.txt"
+}
+
+TRAIN_ARGS=()
+if [ -n "${EXTRA:-}" ]; then read -r -a TRAIN_ARGS <<< "$EXTRA"; fi
+case "${1:-}" in
+    pack) shift; pack "$@" ;;
+    run) shift; run "$@" ;;
+    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+esac
