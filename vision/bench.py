@@ -82,6 +82,9 @@ def _pct(k: int, n: int) -> str:
     return f"{k}/{n} = {100.0 * k / n:.1f} %" if n else "0/0 = n/a"
 
 
+BY_COLOUR_ROWS = ("trays off", "only it", "missed", "extra")
+
+
 class Tally:
     """What one way of counting (one mode, one perturbation) did over a data set."""
 
@@ -89,6 +92,9 @@ class Tally:
         self.n = self.exact = self.failed = 0
         self.missed = self.extra = self.wrong_colour = self.visible = 0
         self.confusion = np.zeros((len(COLOURS), len(COLOURS)), int)
+        # per colour: wrong trays with its count off, those with only its count off, cubes of
+        # it missed, cubes read as it where none is (rows in BY_COLOUR_ROWS' order)
+        self.by_colour = np.zeros((len(BY_COLOUR_ROWS), len(COLOURS)), int)
         self.cubes: list[tuple[float, bool]] = []  # (confidence, right) of every counted cube
         self.flags = {"wrong": [0, 0], "right": [0, 0]}  # [said uncertain, of]
         self.by_mount: dict[str, list[int]] = {}  # mount -> [exact, n]
@@ -125,6 +131,11 @@ class Tally:
             want = {c: (lo if lo == hi else f"{lo}-{hi}") for c, (lo, hi) in fair.items() if hi}
             self.wrong.append(f"{name}: read {got or 'empty'}, truth {want or 'empty'}"
                               + (" (said uncertain)" if reading.uncertain else ""))
+            off = [i for i, c in enumerate(COLOURS)
+                   if not fair[c][0] <= reading.counts.get(c, 0) <= fair[c][1]]
+            self.by_colour[0, off] += 1
+            if len(off) == 1:
+                self.by_colour[1, off[0]] += 1
         if sample.corners is not None and to_xy is None:
             self.add_outline(sample, reading, w, h)
         labelled = [c for c in sample.cubes if c.in_tray]
@@ -133,8 +144,11 @@ class Tally:
                            MATCH_RADIUS_FRAC * w * zoom))
         low = sample.low_visibility_px(w, h)
         self.visible += sum(c.visible_px >= low for c in labelled)
-        self.missed += sum(c.visible_px >= low for j, c in enumerate(labelled)
-                           if j not in pairs.values())
+        found = set(pairs.values())
+        for j, c in enumerate(labelled):
+            if c.visible_px >= low and j not in found:
+                self.missed += 1
+                self.by_colour[2, c.colour] += 1
         for i, cube in enumerate(reading.cubes):
             read = COLOURS.index(cube.colour)
             right = False
@@ -145,6 +159,7 @@ class Tally:
                 self.wrong_colour += not right
             else:
                 self.extra += 1
+                self.by_colour[3, read] += 1
             self.cubes.append((cube.confidence, right))
         return ok
 
@@ -164,6 +179,9 @@ class Tally:
         return {"n": self.n, "exact": self.exact, "failed": self.failed, "missed": self.missed,
                 "extra": self.extra, "wrong_colour": self.wrong_colour,
                 "clearly_visible": self.visible, "confusion": self.confusion.tolist(),
+                "by_colour": {row: dict(zip(COLOURS, map(int, counts), strict=True))
+                              for row, counts in zip(BY_COLOUR_ROWS, self.by_colour,
+                                                     strict=True)},
                 "by_mount": self.by_mount, "reliability": self.reliability(),
                 "uncertain_flag": self.flags, "wrong_pictures": self.wrong,
                 "outline": {"found": self.outline[0], "labelled": self.outline[1],
@@ -356,6 +374,13 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
         lines.append("  " + " " * 7 + "".join(f"{c[:6]:>7}" for c in COLOURS))
         lines += [f"  {c:<7}" + "".join(f"{v:>7d}" for v in t.confusion[i])
                   for i, c in enumerate(COLOURS)]
+    for mode, t in b.tallies.items():
+        lines.append(f"by colour {MODES[mode]} (trays off: wrong trays with its count wrong; "
+                     "only it: no other count wrong; missed: its clearly visible cubes not "
+                     "found; extra: read as it where no cube is):")
+        lines.append("  " + " " * 9 + "".join(f"{c[:6]:>7}" for c in COLOURS))
+        lines += [f"  {row:<9}" + "".join(f"{v:>7d}" for v in t.by_colour[i])
+                  for i, row in enumerate(BY_COLOUR_ROWS)]
     lines.append("reliability (counted cubes; right = on a labelled in-tray cube, same colour):")
     lines.append(f"  {'confidence':<11}" + "".join(f"| {MODES[m]:<24}" for m in MODES))
     lines.append(f"  {'':<11}" + f"| {'n':>5} {'mean':>6} {'right':>7}     " * 2)

@@ -7,8 +7,11 @@ import json
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 from vision import bench
+from vision.reading import COLOURS, Cube
+from vision.train.data import LabelledCube, Sample
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
 SHARE = r"(\d+)/(\d+) = (\d+\.\d) %"
@@ -59,6 +62,18 @@ def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
         assert (mean == "-") == (n == "0")
     assert len(re.findall(r"^  (blue|black|red|brown|green|yellow|white)(\s+\d+){7}$",
                           out, re.MULTILINE)) == 14  # two 7 x 7 confusion matrices
+    for mode in ("with reference", "without reference"):
+        (k, n, _), *_ = _shares(_line(out, rf"^exact tray {mode}\s*: "))
+        block = out[out.index(f"by colour {mode}"):]
+        rows = {name: list(map(int, re.search(rf"^  {name}((?:\s+\d+){{7}})$", block,
+                                                  re.MULTILINE).group(1).split()))
+                for name in ("trays off", "only it", "missed", "extra")}
+        missed, extra = map(int, re.search(r"missed (\d+) of \d+ clearly visible, extra (\d+)",
+                                           _line(out, rf"^cubes {mode}")).groups())
+        assert sum(rows["missed"]) == missed and sum(rows["extra"]) == extra
+        assert all(o <= t for o, t in zip(rows["only it"], rows["trays off"], strict=True))
+        # every wrong tray has at least one colour off; one with a single colour off is "only"
+        assert sum(rows["only it"]) <= n - k <= sum(rows["trays off"])
     assert re.search(r"^peak RSS \d+ MB$", out, re.MULTILINE)
 
 
@@ -96,3 +111,25 @@ def test_an_unreadable_picture_is_reported_and_counted_wrong(capsys, tmp_path):
 def test_a_folder_without_labels_is_refused(tmp_path, capsys):
     assert bench.main([str(tmp_path)]) == 2
     assert "cannot read labels" in capsys.readouterr().err
+
+
+def test_the_by_colour_rows_name_the_colour_a_wrong_tray_got_wrong():
+    black, red, blue = COLOURS.index("black"), COLOURS.index("red"), COLOURS.index("blue")
+    truth = (LabelledCube(black, 100, 100, True, 900), LabelledCube(black, 300, 100, True, 900),
+             LabelledCube(red, 500, 300, True, 900))
+    sample = Sample(Path("s000/drop01.jpg"), "s000",
+                    {c: {"black": 2, "red": 1}.get(c, 0) for c in COLOURS}, truth, None, None,
+                    (1152, 648))
+    # the second black cube missed, a blue one read on bare floor
+    cubes = [Cube("black", 101, 99, 0.99, False), Cube("red", 500, 302, 0.99, False),
+             Cube("blue", 900, 500, 0.7, True)]
+    reading = SimpleNamespace(counts={"black": 1, "red": 1, "blue": 1}, cubes=cubes,
+                              uncertain=True, tray_corners=None)
+    tally = bench.Tally()
+    assert not tally.add(sample, "s000/drop01.jpg", "?", reading, None, size=(1152, 648))
+    rows = dict(zip(bench.BY_COLOUR_ROWS, tally.by_colour.tolist(), strict=True))
+    assert rows["trays off"][black] == rows["trays off"][blue] == 1
+    assert rows["trays off"][red] == 0 and sum(rows["only it"]) == 0
+    assert rows["missed"][black] == 1 and sum(rows["missed"]) == 1
+    assert rows["extra"][blue] == 1 and sum(rows["extra"]) == 1
+    assert tally.summary()["by_colour"]["missed"]["black"] == 1
