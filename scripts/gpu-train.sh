@@ -24,8 +24,13 @@ LIMIT_MB=60
 
 pack() {
     local to=train
+    if [ -e "$DATA" ] && [ ! -e "$DATA/.gpu-data" ]; then  # never empty a folder it did not make
+        echo "$DATA exists and was not made by 'pack': choose another GPU_DATA" >&2
+        exit 2
+    fi
     rm -rf "$DATA"
     mkdir -p "$DATA/train" "$DATA/val"
+    touch "$DATA/.gpu-data"
     for dir in "$@"; do
         if [ "$dir" = "--" ]; then to=val; continue; fi
         [ -f "$dir/labels.json" ] || { echo "no labels.json in $dir" >&2; exit 2; }
@@ -55,8 +60,8 @@ run() {
     local train=("$DATA"/train/*) val=("$DATA"/val/*)
     [ -e "${val[0]}" ] || val=()
     "$python" -m vision.train "${train[@]}" --init vision/model --width 1.5 --mirror 0.5 \
-        --views plain turned mirrored flipped --minutes "$minutes" --batch 32 --lr 1e-3 --warmup 200 \
-        --out "$out/model" --weights "$out/w.pt" \
+        --views plain turned mirrored flipped --minutes "$minutes" --batch 32 --lr 1e-3 \
+        --warmup 200 --out "$out/model" --weights "$out/w.pt" \
         --note "gpu-train.sh: $minutes min from the shipped model, 1.5 wide, half mirrored" \
         "${TRAIN_ARGS[@]}" 2>&1 | tee "$out/train.log"
     "$python" scripts/validate-models.py --data "${train[@]}" --whole "${val[@]}" \

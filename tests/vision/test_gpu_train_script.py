@@ -52,6 +52,18 @@ def test_pack_refuses_a_folder_without_labels_and_more_than_a_call_carries(tmp_p
     assert done.returncode == 2 and "more than the 60 MiB" in done.stderr
 
 
+def test_pack_never_empties_a_folder_it_did_not_make(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine")
+    done = script("pack", str(MINI), env={"GPU_DATA": str(mine)})
+    assert done.returncode == 2 and "was not made by 'pack'" in done.stderr
+    assert (mine / "keep.txt").read_text() == "mine"
+    packed = tmp_path / "packed"
+    assert script("pack", str(MINI), env={"GPU_DATA": str(packed)}).returncode == 0
+    assert script("pack", str(MINI), env={"GPU_DATA": str(packed)}).returncode == 0  # again
+
+
 def test_a_run_trains_writes_a_model_and_compares_it_with_the_shipped_one(tmp_path):
     data, out = tmp_path / "data", tmp_path / "out"
     out.mkdir()
