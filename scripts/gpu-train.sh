@@ -7,7 +7,7 @@
 # compares with the shipped model on validation-only set-ups and leaves its files in $OUT.
 #
 #   scripts/gpu-train.sh pack TRAIN_DIR... -- VAL_DIR...    # here: copies into gpu-data/
-#   scripts/gpu-train.sh run [MINUTES]                      # there (default 7 minutes)
+#   scripts/gpu-train.sh run [MINUTES]                      # there (default 6 minutes)
 #
 # `pack` copies each labelled folder's labels.json and pictures (not the renderer's _tmp) into
 # gpu-data/train/ and gpu-data/val/ (ignored by git; name it in the run's carry) and refuses
@@ -52,7 +52,7 @@ pack() {
 }
 
 run() {
-    local minutes=${1:-7}
+    local minutes=${1:-6}
     local python=${PYTHON:-python3}
     local out=${OUT:?set OUT to the folder the run writes into}
     [ -d "$DATA/train" ] || { echo "no $DATA/train: run 'pack' first and carry $DATA" >&2; exit 2; }
