@@ -32,7 +32,7 @@ pack() {
     mkdir -p "$DATA/train" "$DATA/val"
     touch "$DATA/.gpu-data"
     for dir in "$@"; do
-        if [ "$dir" = "--" ]; then to=val; continue; fi
+        if [ "$dir" = "--" ]; then to="val"; continue; fi
         [ -f "$dir/labels.json" ] || { echo "no labels.json in $dir" >&2; exit 2; }
         local name
         name=$(basename "$dir")
