@@ -526,3 +526,23 @@ def test_the_games_log_downloads_and_replays(served, browser, tmp_path):
     assert len(path.read_text().splitlines()) == snap["seq"]
     assert replay([str(path)]) == 0
     phone.close()
+
+
+def test_an_older_state_arriving_late_does_not_put_the_page_back(served, browser):
+    url, _, device = served
+    before = _game(device, ["Ada", "Ben"], [{"type": "setup_drop_read", "tray": SETUP_DROP}])
+    after = device.table.command(before["id"], before["seq"],
+                                 {"type": "pirate_revealed", "value": 2})
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_seq(after["seq"])
+    title = phone.title()
+    assert title.startswith("Phase ")
+    # the stream's event of the set-up drop, delivered after the pirate marker's state
+    phone.evaluate("g => window.CT.render(g)", before)
+    phone.wait_for_timeout(200)
+    assert phone.title() == title and phone.evaluate("document.body.dataset.seq") == str(
+        after["seq"])
+    # a conflict's answer is the server's word: shown whatever it is
+    phone.evaluate("g => window.CT.render(g, true)", before)
+    phone.wait_title("Set up the game")
+    phone.close()

@@ -84,7 +84,7 @@ function connect() {
     const snap = JSON.parse(e.data);
     showTray(snap.tray);
     showStatus(snap.status);
-    if (snap.game) window.CT.render(snap.game);
+    if (snap.game) window.CT.render(snap.game, true); // what the device has now, whatever was shown
     else $("now-card").hidden = true; // a device without a game table: the tray only
     loadHistory();
     window.CT.access.check(); // (re)connected: a new code may have been made meanwhile

@@ -680,10 +680,16 @@ window.CT = window.CT || {};
       s.players.map((p) => [p.name, p.treasure_chests, p.progress_tokens])]);
   }
 
+  // force: show this game even if it looks no newer (the server's answer to a conflict, or
+  // the snapshot of a new connection, which may follow a restart that lost the last event)
   function render(game, force) {
     if (!game) return;
     const same = shown && game.id === shown.id && game.seq === shown.seq;
     if (same && !force) return;
+    // an older state of the game on screen arriving late (the stream's event of the previous
+    // command after this phone's own answer to the next one) must not put the page back
+    const older = shown && game.id === shown.id && game.seq < shown.seq;
+    if (older && !force) return;
     const previous = shown;
     shown = game;
     const noGame = game.id === null;
@@ -693,7 +699,7 @@ window.CT = window.CT || {};
     $("more").hidden = noGame;
     document.body.dataset.stage = noGame ? "none" : game.state.stage;
     document.body.dataset.seq = noGame ? "" : game.seq;
-    if (previous && !force) notice(""); // an older "another phone" note no longer applies
+    if (previous && !same) notice(""); // another state: an older "another phone" note no longer applies
     if (noGame) {
       if (CT.onGameShown) CT.onGameShown(game, previous);
       $("game-title").textContent = "";
