@@ -256,7 +256,7 @@ class DeviceBatches:
         if not items:
             raise ValueError("no training pictures")
         self.weights = crowd_weights(items, draws.crowd)
-        self.mirror, self.crop = draws.mirror, draws.crop
+        self.draws = draws
         self.batch, self.size, self.device = batch, size, torch.device(device)
         self.rng = np.random.default_rng([seed, 99])
         h = max(it.image.shape[0] for it in items)
@@ -296,13 +296,13 @@ class DeviceBatches:
         return self
 
     def __next__(self):
-        rng, (out_w, out_h), b = self.rng, self.size, self.batch
+        rng, (out_w, out_h), b, draws = self.rng, self.size, self.batch, self.draws
         idx = draw(rng, len(self.sizes), b, self.weights)
-        matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h, mirror=self.mirror)
+        matrices = np.stack([random_affine(rng, *self.sizes[i], out_w, out_h, mirror=draws.mirror)
                              for i in idx])
-        if self.crop is not None:  # a random window of each (augment.windowed)
-            matrices = np.stack([windowed(m, rng, (out_w, out_h), self.crop) for m in matrices])
-            out_w, out_h = self.crop
+        if draws.crop is not None:  # a random window of each (augment.windowed)
+            matrices = np.stack([windowed(m, rng, (out_w, out_h), draws.crop) for m in matrices])
+            out_w, out_h = draws.crop
         use_ref = (self.ref_index[idx] >= 0) & (rng.random(b) < REFERENCE_SHARE)
         ref_matrices = np.stack([shaken(m, rng, out_w, out_h) for m in matrices])
         gains, exposure, gamma = map(np.array, zip(*(draw_light(rng) for _ in range(b)),

@@ -685,11 +685,10 @@ window.CT = window.CT || {};
   function render(game, force) {
     if (!game) return;
     const same = shown && game.id === shown.id && game.seq === shown.seq;
-    if (same && !force) return;
-    // an older state of the game on screen arriving late (the stream's event of the previous
-    // command after this phone's own answer to the next one) must not put the page back
+    // nor an older state of the game on screen arriving late (the stream's event of the
+    // previous command after this phone's own answer to the next one): it would put it back
     const older = shown && game.id === shown.id && game.seq < shown.seq;
-    if (older && !force) return;
+    if ((same || older) && !force) return;
     const previous = shown;
     shown = game;
     const noGame = game.id === null;
