@@ -11,7 +11,8 @@
 #
 # `pack` copies each labelled folder's labels.json and pictures (not the renderer's _tmp) into
 # gpu-data/train/ and gpu-data/val/ (ignored by git; name it in the run's carry) and refuses
-# more than 60 MiB. VAL_DIR folders are validation set-ups only: never trained on, used to
+# more than 60 MiB, a folder without labels.json or two of one name on a side, keeping the last
+# pack then. VAL_DIR folders are validation set-ups only: never trained on, used to
 # choose (scripts/validate-models.py --whole). `run` goes on from the shipped model, 1.5 times
 # as wide, half the pictures mirrored, re-shot on the GPU, reading all four views; it writes
 # $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
@@ -23,30 +24,46 @@ DATA=$(realpath -m "${GPU_DATA:-gpu-data}")  # GPU_DATA: another folder (the tes
 LIMIT_MB=60
 
 pack() {
-    local to=train
+    # Built beside the old pack and swapped in only when whole and small enough, so a wrong
+    # folder or too much data leaves the last good pack as it was.
+    local to=train dir name seen=" "
     if [ -e "$DATA" ] && [ ! -e "$DATA/.gpu-data" ]; then  # never empty a folder it did not make
         echo "$DATA exists and was not made by 'pack': choose another GPU_DATA" >&2
         exit 2
     fi
-    rm -rf "$DATA"
-    mkdir -p "$DATA/train" "$DATA/val"
-    touch "$DATA/.gpu-data"
     for dir in "$@"; do
         if [ "$dir" = "--" ]; then to="val"; continue; fi
         [ -f "$dir/labels.json" ] || { echo "no labels.json in $dir" >&2; exit 2; }
-        local name
         name=$(basename "$dir")
-        mkdir -p "$DATA/$to/$name"
-        cp "$dir/labels.json" "$DATA/$to/$name/"
+        case "$seen" in *" $to/$name "*)
+            echo "two $to folders named $name: each is packed under its own name" >&2; exit 2 ;;
+        esac
+        seen="$seen$to/$name "
+    done
+    to=train
+    mkdir -p "$(dirname "$DATA")"
+    NEW=$(mktemp -d "$DATA.part.XXXXXX")
+    trap 'rm -rf "$NEW"' EXIT
+    mkdir -p "$NEW/train" "$NEW/val"
+    touch "$NEW/.gpu-data"
+    for dir in "$@"; do
+        if [ "$dir" = "--" ]; then to="val"; continue; fi
+        name=$(basename "$dir")
+        mkdir -p "$NEW/$to/$name"
+        cp "$dir/labels.json" "$NEW/$to/$name/"
         (cd "$dir" && find . -path ./_tmp -prune -o -type f \( -name '*.jpg' -o -name '*.png' \) \
-            -print0 | xargs -0 -r cp --parents -t "$DATA/$to/$name/")
+            -print0 | xargs -0 -r cp --parents -t "$NEW/$to/$name/")
     done
     local mb
-    mb=$(du -sm "$DATA" | cut -f1)
+    mb=$(du -sm "$NEW" | cut -f1)
     if [ "$mb" -gt "$LIMIT_MB" ]; then
-        echo "$DATA is $mb MiB: more than the $LIMIT_MB MiB a lent machine's call can carry" >&2
+        echo "that pack is $mb MiB: more than the $LIMIT_MB MiB a lent machine's call can" \
+            "carry (the last pack, if any, is kept)" >&2
         exit 2
     fi
+    rm -rf "$DATA"
+    mv "$NEW" "$DATA"
+    trap - EXIT
     echo "$DATA: $mb MiB; $(find "$DATA/train" -name labels.json | wc -l) training and" \
         "$(find "$DATA/val" -name labels.json | wc -l) validation folders"
 }

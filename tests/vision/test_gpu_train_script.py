@@ -52,6 +52,21 @@ def test_pack_refuses_a_folder_without_labels_and_more_than_a_call_carries(tmp_p
     assert done.returncode == 2 and "more than the 60 MiB" in done.stderr
 
 
+def test_a_refused_pack_keeps_the_last_good_one(tmp_path):
+    data = tmp_path / "data"
+    assert script("pack", str(MINI), env={"GPU_DATA": str(data)}).returncode == 0
+    before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*"))
+    done = script("pack", str(MINI), "--", str(tmp_path / "nowhere"), env={"GPU_DATA": str(data)})
+    assert done.returncode == 2 and "no labels.json" in done.stderr
+    other = tmp_path / "other" / MINI.name  # another folder of the same name
+    other.parent.mkdir()
+    subprocess.run(["cp", "-r", str(MINI), str(other)], check=True)
+    done = script("pack", str(MINI), str(other), env={"GPU_DATA": str(data)})
+    assert done.returncode == 2 and f"two train folders named {MINI.name}" in done.stderr
+    assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*")) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("data.part")] == []
+
+
 def test_pack_never_empties_a_folder_it_did_not_make(tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
