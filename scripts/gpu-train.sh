@@ -31,6 +31,11 @@ pack() {
         echo "$DATA exists and was not made by 'pack': choose another GPU_DATA" >&2
         exit 2
     fi
+    mkdir -p "$(dirname "$DATA")"
+    NEW=$(mktemp -d "$DATA.part.XXXXXX")
+    trap 'rm -rf "$NEW"' EXIT
+    mkdir -p "$NEW/train" "$NEW/val"
+    touch "$NEW/.gpu-data"
     for dir in "$@"; do
         if [ "$dir" = "--" ]; then to="val"; continue; fi
         [ -f "$dir/labels.json" ] || { echo "no labels.json in $dir" >&2; exit 2; }
@@ -39,16 +44,6 @@ pack() {
             echo "two $to folders named $name: each is packed under its own name" >&2; exit 2 ;;
         esac
         seen="$seen$to/$name "
-    done
-    to=train
-    mkdir -p "$(dirname "$DATA")"
-    NEW=$(mktemp -d "$DATA.part.XXXXXX")
-    trap 'rm -rf "$NEW"' EXIT
-    mkdir -p "$NEW/train" "$NEW/val"
-    touch "$NEW/.gpu-data"
-    for dir in "$@"; do
-        if [ "$dir" = "--" ]; then to="val"; continue; fi
-        name=$(basename "$dir")
         mkdir -p "$NEW/$to/$name"
         cp "$dir/labels.json" "$NEW/$to/$name/"
         (cd "$dir" && find . -path ./_tmp -prune -o -type f \( -name '*.jpg' -o -name '*.png' \) \
