@@ -10,14 +10,16 @@
 #   scripts/gpu-train.sh run [MINUTES]                      # there (default 6 minutes)
 #
 # `pack` copies each labelled folder's labels.json and pictures (not the renderer's _tmp) into
-# gpu-data/train/ and gpu-data/val/ (ignored by git; name it in the run's carry) and refuses
+# gpu-data/train/ and gpu-data/val/ (ignored by git; name it in the run's carry), pictures
+# larger than the network's input shrunk to it and their labels scaled alike (training fits
+# every picture to the input first: vision/train/shrink.py), and refuses
 # more than 60 MiB, a folder without labels.json or two of one name on a side, keeping the last
 # pack then. VAL_DIR folders are validation set-ups only: never trained on, used to
 # choose (scripts/validate-models.py --whole). `run` goes on from the shipped model, 1.5 times
 # as wide, half the pictures mirrored, re-shot on the GPU, reading all four views; it writes
 # $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
 # PYTHON picks the interpreter (default python3: on the lent machines, the one with PyTorch
-# and OpenCV). A new model ships only if validate.txt says it beats the shipped one.
+# and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships only if validate.txt says it beats the shipped one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=$(realpath -m "${GPU_DATA:-gpu-data}")  # GPU_DATA: another folder (the tests use one)
@@ -26,7 +28,9 @@ LIMIT_MB=60
 pack() {
     # Built beside the old pack and swapped in only when whole and small enough, so a wrong
     # folder or too much data leaves the last good pack as it was.
-    local to=train dir name seen=" "
+    local to=train dir name seen=" " python=${PYTHON:-python3}
+    # here, the project's own environment has OpenCV; a lent machine has no .venv
+    if [ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ]; then python=.venv/bin/python; fi
     if [ -e "$DATA" ] && [ ! -e "$DATA/.gpu-data" ]; then  # never empty a folder it did not make
         echo "$DATA exists and was not made by 'pack': choose another GPU_DATA" >&2
         exit 2
@@ -44,10 +48,7 @@ pack() {
             echo "two $to folders named $name: each is packed under its own name" >&2; exit 2 ;;
         esac
         seen="$seen$to/$name "
-        mkdir -p "$NEW/$to/$name"
-        cp "$dir/labels.json" "$NEW/$to/$name/"
-        (cd "$dir" && find . -path ./_tmp -prune -o -type f \( -name '*.jpg' -o -name '*.png' \) \
-            -print0 | xargs -0 -r cp --parents -t "$NEW/$to/$name/")
+        "$python" -m vision.train.shrink "$dir" "$NEW/$to/$name" >/dev/null
     done
     local mb
     mb=$(du -sm "$NEW" | cut -f1)

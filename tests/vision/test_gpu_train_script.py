@@ -1,6 +1,7 @@
 """``scripts/gpu-train.sh``, the prepared run for a lent GPU machine, run here on the CPU: it
-packs what the machine must be sent, refuses more than a call can carry, trains from the shipped
-model and compares the result with it on the validation-only folders."""
+packs what the machine must be sent (pictures shrunk to the input), refuses more than a call
+can carry, trains from the shipped model and compares the result with it on the
+validation-only folders."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
 import pytest
 
 pytest.importorskip("torch")
@@ -38,6 +40,9 @@ def test_pack_copies_labels_and_pictures_but_not_the_renderers_scratch(tmp_path)
                     if p.is_file() and p.suffix in {".jpg", ".png", ".json"})
     assert packed == wanted
     assert (data / "val" / "trays-mini" / "labels.json").is_file()
+    # the fixture's 576 x 324 pictures are shrunk to the packaged model's 512 x 288 input
+    picture = cv2.imread(str(data / "train" / "renders" / "s000" / "empty.jpg"))
+    assert picture.shape[:2] == (288, 512)
 
 
 def test_pack_refuses_a_folder_without_labels_and_more_than_a_call_carries(tmp_path):
