@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 
 from vision.train.data import fair_counts, load_samples
@@ -68,3 +69,20 @@ def test_a_folder_without_labels_or_a_bad_size_is_refused_clearly(tmp_path, caps
     with pytest.raises(SystemExit):
         main([str(MINI), str(tmp_path / "dst"), "--size", "big"])
     assert "--size must be WxH" in capsys.readouterr().err
+
+
+def test_training_caches_the_same_samples_from_the_shrunk_copy(tmp_path):
+    """What the claim rests on: training fits every picture to the input first, so the shrunk
+    copy gives it the same cubes, corners and nearly the same pixels (one more JPEG save)."""
+    pytest.importorskip("torch")
+    from vision.train.batches import DEFAULT_INPUT, cache_samples
+
+    shrink_folder(MINI, tmp_path / "dst", *DEFAULT_INPUT)
+    original = cache_samples(load_samples(MINI))
+    shrunk = cache_samples(load_samples(tmp_path / "dst"))
+    assert len(original) == len(shrunk)
+    for a, b in zip(original, shrunk, strict=True):
+        assert b.image.shape == a.image.shape
+        assert np.abs(b.image.astype(int) - a.image.astype(int)).mean() < 2.0
+        np.testing.assert_allclose(b.cubes, a.cubes, atol=0.02)
+        assert (a.reference is None) == (b.reference is None)
