@@ -19,7 +19,8 @@
 # as wide, half the pictures mirrored, re-shot on the GPU, reading all four views; it writes
 # $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
 # PYTHON picks the interpreter (default python3: on the lent machines, the one with PyTorch
-# and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships only if validate.txt says it beats the shipped one.
+# and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships only if
+# validate.txt says it beats the shipped one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=$(realpath -m "${GPU_DATA:-gpu-data}")  # GPU_DATA: another folder (the tests use one)
@@ -86,5 +87,5 @@ if [ -n "${EXTRA:-}" ]; then read -r -a TRAIN_ARGS <<< "$EXTRA"; fi
 case "${1:-}" in
     pack) shift; pack "$@" ;;
     run) shift; run "$@" ;;
-    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+    *) sed -n '/^set -euo/q;2,$p' "$0" >&2; exit 2 ;;  # the header above
 esac
