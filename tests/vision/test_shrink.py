@@ -68,7 +68,7 @@ def test_a_folder_without_labels_or_a_bad_size_is_refused_clearly(tmp_path, caps
     assert "no labels.json" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([str(MINI), str(tmp_path / "dst"), "--size", "big"])
-    assert "--size must be WxH" in capsys.readouterr().err
+    assert "not WIDTHxHEIGHT" in capsys.readouterr().err
 
 
 def test_training_caches_the_same_samples_from_the_shrunk_copy(tmp_path):

@@ -25,7 +25,7 @@ from vision.detector import MODEL_DIR, VIEWS, ModelConfig, check_views, from_vie
 from vision.errors import VisionError
 from vision.netinput import to_planes
 from vision.train import calibrate
-from vision.train.augment import STRIDE, Cached
+from vision.train.augment import STRIDE, Cached, input_size
 from vision.train.batches import DEFAULT_INPUT, Draws, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.device_batches import DeviceBatches
@@ -36,18 +36,6 @@ from vision.train.widen import group_widths, widen
 
 # training batches whose pictures set the batch norms' statistics of weights unfolded from ONNX
 MEASURE_BATCHES = 25
-
-
-def input_size(text: str) -> tuple[int, int]:
-    """``--input 512x288``: the network's input in pixels, both multiples of 32."""
-    try:
-        width, height = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not WIDTHxHEIGHT: {text!r}") from None
-    if width < 64 or height < 64 or width % 32 or height % 32:
-        raise argparse.ArgumentTypeError(
-            f"{text}: width and height must be multiples of 32, at least 64")
-    return width, height
 
 
 def share(text: str) -> float:

@@ -10,6 +10,7 @@ that shook, an exposure that drifted), or left out.
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass
 
@@ -31,6 +32,18 @@ class Cached:
     scale: float  # picture pixels -> cached pixels
     cubes: np.ndarray  # (N, 5): x, y (cached px), colour, in_tray, keep (1 = clearly visible)
     corners: np.ndarray | None  # (4, 2) cached px
+
+
+def input_size(text: str) -> tuple[int, int]:
+    """``--input 512x288``: the network's input in pixels, both multiples of 32."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not WIDTHxHEIGHT: {text!r}") from None
+    if width < 64 or height < 64 or width % 32 or height % 32:
+        raise argparse.ArgumentTypeError(
+            f"{text}: width and height must be multiples of 32, at least 64")
+    return width, height
 
 
 def random_affine(rng: np.random.Generator, src_w: int, src_h: int, out_w: int, out_h: int,

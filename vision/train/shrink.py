@@ -30,7 +30,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detector import MODEL_DIR
+from vision.detector import MODEL_DIR, ModelConfig
+from vision.train.augment import input_size
 
 PICTURE_SUFFIXES = {".jpg", ".jpeg", ".png"}
 
@@ -59,10 +60,10 @@ def shrink_picture(src: Path, dst: Path, width: int, height: int) -> float:
 
 
 def scaled_record(record: dict, scale: float) -> dict:
-    """A labels record with its picture-pixel fields scaled."""
-    out = copy.deepcopy(record)
+    """A labels record with its picture-pixel fields scaled (the record itself at scale 1)."""
     if scale == 1.0:
-        return out
+        return record
+    out = copy.deepcopy(record)
     for cube in out.get("cubes", ()):
         if "xy" in cube:
             cube["xy"] = [round(v * scale, 2) for v in cube["xy"]]
@@ -92,26 +93,22 @@ def shrink_folder(src: Path, dst: Path, width: int, height: int) -> int:
     return sum(1 for s in scales.values() if s < 1.0)
 
 
-def input_size(model_dir: Path) -> tuple[int, int]:
-    config = json.loads((model_dir / "model.json").read_text())
-    return int(config["input_width"]), int(config["input_height"])
+def model_input(model_dir: Path) -> tuple[int, int]:
+    """The (width, height) the model in ``model_dir`` reads."""
+    config = ModelConfig.from_dict(json.loads((model_dir / "model.json").read_text()))
+    return config.input_width, config.input_height
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("src", type=Path, help="a folder holding labels.json")
     parser.add_argument("dst", type=Path, help="where the shrunk copy goes")
-    parser.add_argument("--size", help="WxH to fit within (default: the packaged model's input)")
+    parser.add_argument("--size", type=input_size, metavar="WxH",
+                        help="to fit within (default: the packaged model's input)")
     args = parser.parse_args(argv)
     if not (args.src / "labels.json").is_file():
         parser.error(f"no labels.json in {args.src}")
-    if args.size:
-        try:
-            width, height = (int(v) for v in args.size.lower().split("x"))
-        except ValueError:
-            parser.error(f"--size must be WxH, like 512x288, not {args.size!r}")
-    else:
-        width, height = input_size(MODEL_DIR)
+    width, height = args.size or model_input(MODEL_DIR)
     shrunk = shrink_folder(args.src, args.dst, width, height)
     print(f"{args.dst}: {shrunk} pictures shrunk to fit {width} x {height}")
     return 0
