@@ -11,6 +11,11 @@ session's ``empty.jpg`` record (floor corners at z = 0, in the renderer's order:
     ~/render-venv/bin/python vision/train/render.py --renderer ../shared/tools/render \
         --out ~/trays --sessions 20 --drops 8 --seed 101 --res 384x216
 
+``--wider SHARE`` draws that share of the set-ups from a wider distribution than the renderer's
+own: a random tray print instead of one of its six, and the dim light it defines but never
+picks among its moods (``vision/train/scene_draws.py``; the labels' ``session_meta`` says
+``"tray": "random"`` with the print's ``tray_srgb``, and ``"mood": "dim"``).
+
 Every other argument goes to the renderer unchanged. Needs the renderer's own set-up (bpy 4.5,
 pybullet): see its README.
 """
@@ -21,18 +26,52 @@ import argparse
 import sys
 from pathlib import Path
 
+if not __package__:  # run as a script, by the renderer's own Python: find the project's package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from vision.train.scene_draws import (
+    RANDOM_PRINT,
+    DimAmongMoods,
+    random_print,
+    side_stream,
+)
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--renderer", required=True, help="folder holding render_tray.py")
+    parser.add_argument("--wider", type=_share, default=0.0,
+                        help="share of set-ups with a random tray print and the dim mood "
+                             "among the moods (default 0: the renderer's own draws)")
     ours, rest = parser.parse_known_args(argv)
     sys.path.insert(0, str(Path(ours.renderer).resolve()))
     import render_tray  # the shared tool, imported from its own folder
 
     build = render_tray.build_session
+    palettes = render_tray.TRAY_PALETTES
+
+    def build_wider(rng, profile, res, samples):
+        """The renderer's set-up, in ``--wider``'s share with every palette one random print's
+        colours for this set-up (whichever the renderer draws) and the dim mood possible."""
+        side = side_stream(rng)
+        if side.random() >= ours.wider:
+            return build(rng, profile, res, samples)
+        colours = random_print(side)
+        named = dict(palettes)
+        palettes.update({name: colours for name in named})
+        draws = DimAmongMoods(rng, side)
+        try:
+            sc, cam, cubes, fo, meta = build(draws, profile, res, samples)
+        finally:
+            palettes.update(named)
+        if draws.mood is None:
+            raise RuntimeError("the renderer built a set-up without drawing its mood from "
+                               "scene_draws.RENDERER_MOODS: --wider needs updating")
+        meta.update(tray=RANDOM_PRINT, tray_srgb=[list(c) for c in colours])
+        return sc, cam, cubes, fo, meta
 
     def build_with_corners(rng, profile, res, samples):
-        sc, cam, cubes, fo, meta = build(rng, profile, res, samples)
+        sc, cam, cubes, fo, meta = build_wider(rng, profile, res, samples)
         w, h = res
         corners = []
         for sx in (-1, 1):
@@ -46,6 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     render_tray.build_session = build_with_corners
     sys.argv = ["render_tray.py", *rest]
     return render_tray.main()
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share is between 0 and 1, not {text}")
+    return value
 
 
 if __name__ == "__main__":
