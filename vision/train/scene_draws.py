@@ -2,13 +2,14 @@
 
 Why: the renderer draws each set-up's tray print from six named palettes and its light from five
 moods, so a detector trained on its pictures has seen six prints. A real table has any print,
-and the renderer defines one more mood, "dim" (a single far, warm, small lamp: hard shadows, a
-dark and noisy picture), that its own draw never picks. In a share of the set-ups,
-``render.py --wider`` gives every palette one random print's colours for that set-up and answers
-the renderer's mood draw with the dim mood among the others. Every draw of the renderer's own
-random stream is still made, in its order, so what is drawn before the light (the print's
-pattern, the table, the cube paints, the camera's pose) is what the plain render of that seed
-would have drawn; the light's own draws, and so the later ones, differ where the mood does.
+and the renderer defines one more mood, "dim" (a single far, warm, small lamp: hard shadows, and
+little light, which the camera's exposure turns into noise), that its own draw never picks. In a
+share of the set-ups, ``render.py --wider`` gives every palette one random print's colours for
+that set-up and answers the renderer's mood draw with the dim mood among the others. Every draw
+of the renderer's own random stream is still made, in its order, so what is drawn before the
+light (the print's pattern, the table, the cube paints, the camera's pose) is what the plain
+render of that seed would have drawn; the light's own draws, and so the later ones, differ where
+the mood does.
 
 Pure Python, no Blender: the tests check it without the renderer.
 """
