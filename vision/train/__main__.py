@@ -25,7 +25,7 @@ from vision.detector import MODEL_DIR, VIEWS, ModelConfig, check_views, from_vie
 from vision.errors import VisionError
 from vision.netinput import to_planes
 from vision.train import calibrate
-from vision.train.augment import STRIDE, Cached, input_size
+from vision.train.augment import STRIDE, Cached, input_size, share
 from vision.train.batches import DEFAULT_INPUT, Draws, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.device_batches import DeviceBatches
@@ -36,17 +36,6 @@ from vision.train.widen import group_widths, widen
 
 # training batches whose pictures set the batch norms' statistics of weights unfolded from ONNX
 MEASURE_BATCHES = 25
-
-
-def share(text: str) -> float:
-    """``--mirror 0.5``: a share of the pictures, from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text}: a share is from 0 to 1")
-    return value
 
 
 def pick_device(name: str) -> str:

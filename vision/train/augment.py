@@ -46,6 +46,17 @@ def input_size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def share(text: str) -> float:
+    """``--mirror 0.5``, ``render.py --wider 0.5``: a share, from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text}: a share is between 0 and 1")
+    return value
+
+
 def random_affine(rng: np.random.Generator, src_w: int, src_h: int, out_w: int, out_h: int,
                   strength: float = 1.0, mirror: float = 0.0) -> np.ndarray:
     """A 2x3 matrix from cached picture pixels to input pixels; mirrored (before the turn, so

@@ -29,6 +29,7 @@ from pathlib import Path
 if not __package__:  # run as a script, by the renderer's own Python: find the project's package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from vision.train.augment import share
 from vision.train.scene_draws import (
     RANDOM_PRINT,
     DimAmongMoods,
@@ -40,7 +41,7 @@ from vision.train.scene_draws import (
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--renderer", required=True, help="folder holding render_tray.py")
-    parser.add_argument("--wider", type=_share, default=0.0,
+    parser.add_argument("--wider", type=share, default=0.0,
                         help="share of set-ups with a random tray print and the dim mood "
                              "among the moods (default 0: the renderer's own draws)")
     ours, rest = parser.parse_known_args(argv)
@@ -85,13 +86,6 @@ def main(argv: list[str] | None = None) -> int:
     render_tray.build_session = build_with_corners
     sys.argv = ["render_tray.py", *rest]
     return render_tray.main()
-
-
-def _share(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"a share is between 0 and 1, not {text}")
-    return value
 
 
 if __name__ == "__main__":
