@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from vision.train import device_batches  # noqa: E402
 from vision.train.__main__ import loss_fn, pick_augment, train  # noqa: E402
-from vision.train.augment import Cached, random_affine, targets  # noqa: E402
+from vision.train.augment import Cached, random_affine, saturate, targets  # noqa: E402
 from vision.train.batches import cache_samples, make_batch  # noqa: E402
 from vision.train.data import load_samples  # noqa: E402
 from vision.train.model import CubeNet  # noqa: E402
@@ -76,6 +76,13 @@ def test_the_warp_is_opencvs(picture):
         diff = np.abs(as_image(got).round() - want)
         assert diff.mean() < 0.01 and diff.max() <= 1
         assert (valid[0, 0].numpy() == inside).mean() > 0.999
+
+
+def test_the_saturation_is_the_cpu_paths(picture):
+    for s in (0.0, 0.5, 1.3):
+        want = saturate(picture, s).astype(np.float32)
+        got = as_image(device_batches.saturate(as_tensor(picture), np.array([s])))
+        assert np.abs(got - want).max() <= 1
 
 
 def test_the_blur_is_opencvs(picture):

@@ -25,7 +25,15 @@ from vision.train.__main__ import (  # noqa: E402
     train,
 )
 from vision.train.__main__ import main as train_main  # noqa: E402
-from vision.train.augment import Cached, augment, random_affine, windowed  # noqa: E402
+from vision.train.augment import (  # noqa: E402
+    LUMA_BGR,
+    Cached,
+    augment,
+    draw_saturation,
+    random_affine,
+    saturate,
+    windowed,
+)
 from vision.train.batches import (  # noqa: E402
     Draws,
     batches,
@@ -121,6 +129,27 @@ def test_crowded_trays_are_drawn_more_often_only_when_asked():
     assert share[cubes.argmax()] == pytest.approx(weights[cubes.argmax()], abs=0.02)
     plain = draw(np.random.default_rng(0), len(items), 20000, None)
     assert np.bincount(plain, minlength=len(items)).min() > 0
+
+
+def test_saturation_keeps_each_pixels_grey_and_scales_its_colour():
+    rng = np.random.default_rng(5)
+    img = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
+    assert saturate(img, 1.0) is img
+    grey = img.astype(np.float32) @ LUMA_BGR
+    flat = saturate(img, 0.0).astype(np.float32)
+    assert np.abs(flat - grey[..., None]).max() <= 0.5 + 1e-4  # every channel its grey
+    half = saturate(img, 0.5).astype(np.float32)
+    chroma = img.astype(np.float32) - grey[..., None]
+    assert np.abs(half - (grey[..., None] + 0.5 * chroma)).max() <= 0.5 + 1e-4
+    assert saturate(np.full((2, 2, 3), (250, 10, 10), np.uint8), 1.6).max() == 255  # clipped
+
+
+def test_saturation_is_drawn_both_ways_and_often_left_alone():
+    rng = np.random.default_rng(6)
+    drawn = np.array([draw_saturation(rng) for _ in range(2000)])
+    assert 0.35 < (drawn == 1.0).mean() < 0.65
+    assert drawn.min() >= np.exp(-0.7) and drawn.max() <= np.exp(0.4)
+    assert (drawn < 0.7).any() and (drawn > 1.3).any()
 
 
 def test_mirrored_pictures_keep_each_cube_on_its_own_colour_and_only_when_asked():

@@ -3,9 +3,9 @@
 Why: the renders come from one renderer's idea of light and sensors; a device meets other
 white balances, exposures, lenses, resolutions, JPEG settings and mounts. Each training picture
 is therefore moved (rotated, scaled, shifted, sheared; sometimes turned half round), re-lit
-(channel casts, exposure, gamma), blurred, noised, re-sampled and re-compressed at random, and
-its empty-tray reference is moved and re-lit alike with small differences of its own (a camera
-that shook, an exposure that drifted), or left out.
+(channel casts, exposure, gamma, saturation), blurred, noised, re-sampled and re-compressed at
+random, and its empty-tray reference is moved and re-lit alike with small differences of its
+own (a camera that shook, an exposure that drifted), or left out.
 """
 
 from __future__ import annotations
@@ -121,6 +121,30 @@ def draw_light(rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
     return gains, math.exp(rng.uniform(-0.7, 0.55)), math.exp(rng.normal(0, 0.15))
 
 
+LUMA_BGR = np.array([0.114, 0.587, 0.299], np.float32)
+
+
+def draw_saturation(rng: np.random.Generator) -> float:
+    """How strongly a camera renders colour: 1 as rendered, < 1 washed out, > 1 vivid.
+
+    Why: a camera's colour processing (its tuning's colour matrix and saturation setting, a
+    sensor near full well) makes the same cube more or less colourful; a cast, exposure or
+    gamma change never does that, so without it the network meets a pale green cube only as
+    rendered.
+    """
+    return math.exp(rng.uniform(-0.7, 0.4)) if rng.random() < 0.5 else 1.0
+
+
+def saturate(img: np.ndarray, saturation: float) -> np.ndarray:
+    """Each pixel moved towards (or away from) its own grey by ``saturation``."""
+    if saturation == 1.0:
+        return img
+    f = img.astype(np.float32)
+    grey = f @ LUMA_BGR
+    out = grey[..., None] + saturation * (f - grey[..., None])
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
 def drifted(rng: np.random.Generator, gains: np.ndarray,
             exposure: float) -> tuple[np.ndarray, float]:
     """The empty tray's light: the drop's, drifted a little since it was taken."""
@@ -216,10 +240,11 @@ def augment(item: Cached, rng: np.random.Generator, out_w: int, out_h: int,
                                    borderMode=cv2.BORDER_CONSTANT)
     if not plain:
         gains, exposure, gamma = draw_light(rng)
-        image = camera_noise(relight(image, gains, exposure, gamma), rng)
+        saturation = draw_saturation(rng)
+        image = camera_noise(saturate(relight(image, gains, exposure, gamma), saturation), rng)
         if reference is not None:
-            reference = camera_noise(relight(reference, *drifted(rng, gains, exposure), gamma),
-                                     rng)
+            reference = camera_noise(saturate(
+                relight(reference, *drifted(rng, gains, exposure), gamma), saturation), rng)
     image[valid == 0] = 0
     if reference is not None:
         reference[valid == 0] = 0

@@ -23,11 +23,13 @@ from torch.nn import functional
 from vision.train.augment import (
     CENTRE_SIGMA,
     CORNER_SIGMA,
+    LUMA_BGR,
     REFERENCE_SHARE,
     STRIDE,
     Cached,
     draw_faults,
     draw_light,
+    draw_saturation,
     drifted,
     random_affine,
     shaken,
@@ -139,6 +141,14 @@ def relight(images: torch.Tensor, gains: np.ndarray, exposure: np.ndarray,
     g = torch.as_tensor(gamma, dtype=torch.float32, device=device).view(-1, 1, 1, 1)
     out = torch.pow(images.round().clamp(0, 255) / 255, g) * f.view(-1, 3, 1, 1) * 255
     return (out + 0.5).floor().clamp(0, 255)
+
+
+def saturate(images: torch.Tensor, saturation: np.ndarray) -> torch.Tensor:
+    """Each pixel moved towards its own grey, as ``augment.saturate``; rounded like it."""
+    luma = torch.as_tensor(LUMA_BGR, device=images.device).view(1, 3, 1, 1)
+    grey = (images * luma).sum(1, keepdim=True)
+    s = torch.as_tensor(saturation, dtype=torch.float32, device=images.device).view(-1, 1, 1, 1)
+    return (grey + s * (images - grey) + 0.5).floor().clamp(0, 255)
 
 
 class CameraFaults:
@@ -307,13 +317,15 @@ class DeviceBatches:
         ref_matrices = np.stack([shaken(m, rng, out_w, out_h) for m in matrices])
         gains, exposure, gamma = map(np.array, zip(*(draw_light(rng) for _ in range(b)),
                                                    strict=True))
+        saturation = np.array([draw_saturation(rng) for _ in range(b)])
         ref_gains, ref_exposure = map(np.array, zip(
             *(drifted(rng, g, e) for g, e in zip(gains, exposure, strict=True)), strict=True))
 
         index = torch.as_tensor(idx, device=self.device)
         image, valid = warp(self.images[index].float(), matrices, self.sizes[idx], out_w,
                             out_h)
-        image = CameraFaults(rng, b).apply(relight(image, gains, exposure, gamma))
+        image = CameraFaults(rng, b).apply(
+            saturate(relight(image, gains, exposure, gamma), saturation))
         image = image * valid
         x = torch.zeros(b, 7, out_h, out_w, device=self.device)
         x[:, 0:3] = image / 255 - 0.5
@@ -322,8 +334,8 @@ class DeviceBatches:
             refs = self.references[torch.as_tensor(self.ref_index[idx[pick]],
                                                    device=self.device)].float()
             ref, _ = warp(refs, ref_matrices[pick], self.sizes[idx[pick]], out_w, out_h)
-            ref = CameraFaults(rng, len(pick)).apply(
-                relight(ref, ref_gains[pick], ref_exposure[pick], gamma[pick]))
+            ref = CameraFaults(rng, len(pick)).apply(saturate(
+                relight(ref, ref_gains[pick], ref_exposure[pick], gamma[pick]), saturation[pick]))
             at = torch.as_tensor(pick, device=self.device)
             x[at, 3:6] = ref * valid[at] / 255 - 0.5
             x[at, 6] = 0.5
