@@ -21,6 +21,7 @@ STRIDE = 4
 CENTRE_SIGMA = 0.9  # cells
 CORNER_SIGMA = 1.0
 REFERENCE_SHARE = 0.6  # 40 % of the pictures are shown without the empty tray
+LUMA_BGR = np.array([0.114, 0.587, 0.299], np.float32)  # a pixel's grey (BT.601)
 
 
 @dataclass
@@ -119,9 +120,6 @@ def draw_light(rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
     """A picture's light: channel gains, exposure and gamma."""
     gains = light_gains(rng)
     return gains, math.exp(rng.uniform(-0.7, 0.55)), math.exp(rng.normal(0, 0.15))
-
-
-LUMA_BGR = np.array([0.114, 0.587, 0.299], np.float32)
 
 
 def draw_saturation(rng: np.random.Generator) -> float:

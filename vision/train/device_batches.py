@@ -3,10 +3,11 @@
 Why: on a GPU, re-shooting the pictures on the CPU (``vision.train.augment``) is the
 bottleneck: on a lent H200 with 15 worker processes it fed ~15 steps of 32 pictures a second,
 while the network could take many times that. Here the pictures are uploaded once and every
-step moves, re-lights, blurs, noises and JPEG-compresses a whole batch with tensor operations,
-and draws the target maps the same way. The random draws (the affine matrices, the light, which
-camera faults) are made by the CPU path's own functions (``random_affine``, ``draw_light``,
-``shaken``, ``draw_faults``), with numpy per picture; only the pixel work moves. JPEG is
+step moves, re-lights, re-saturates, blurs, noises and JPEG-compresses a whole batch with tensor
+operations, and draws the target maps the same way. The random draws (the affine matrices, the
+light, the saturation, which camera faults) are made by the CPU path's own functions
+(``random_affine``, ``draw_light``, ``draw_saturation``, ``shaken``, ``draw_faults``), with
+numpy per picture; only the pixel work moves. JPEG is
 emulated as libjpeg does it (4:2:0 chroma, the standard quantisation tables scaled by the
 quality, an 8 x 8 DCT); the tests hold it and the targets against OpenCV and
 ``augment.targets``.
