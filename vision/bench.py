@@ -32,7 +32,7 @@ from vision.calibration import calibrate_from_drop
 from vision.counter import count_cubes, load_image
 from vision.detector import MODEL_DIR, CubeDetector
 from vision.errors import VisionError
-from vision.overlay import draw_overlay
+from vision.overlay import TAGS, draw_overlay
 from vision.reading import COLOURS
 from vision.train.data import (
     MATCH_RADIUS_FRAC,
@@ -46,6 +46,7 @@ from vision.train.data import (
 
 MODES = {"ref": "with reference", "noref": "without reference"}
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
+TRUTH_MARK = (255, 0, 255)  # failure pictures: a labelled cube missed or read in a wrong colour
 
 
 def _jpeg(q):
@@ -220,6 +221,41 @@ def _mounts(root: Path) -> dict[str, str]:
     return out
 
 
+
+def mark_truth(picture: np.ndarray, sample: Sample, reading) -> list[str]:
+    """Draw on a failure picture what the overlay alone cannot show: each clearly visible
+    labelled cube the reading missed (a magenta square, "missed" and its true colour) and each
+    cube read in the wrong colour ("was" and its true colour). Why: a wrong reading's picture
+    should say where it went wrong without the labels beside it. Scored as ``Tally.add``
+    scores; returns the marks' words."""
+    h, w = picture.shape[:2]
+    labelled = [c for c in sample.cubes if c.in_tray]
+    pairs = dict(match([(c.x, c.y) for c in reading.cubes], [(c.x, c.y) for c in labelled],
+                       MATCH_RADIUS_FRAC * w))
+    low = sample.low_visibility_px(w, h)
+    half = max(4, round(0.012 * w))
+    marks = []
+    found = set(pairs.values())
+    for j, cube in enumerate(labelled):
+        if cube.visible_px >= low and j not in found:
+            x, y = round(cube.x), round(cube.y)
+            cv2.rectangle(picture, (x - half, y - half), (x + half, y + half), TRUTH_MARK, 2)
+            marks.append((f"missed {TAGS[COLOURS[cube.colour]]}", (x - half, y + half + 2)))
+    for i, j in pairs.items():
+        truth = COLOURS[labelled[j].colour]
+        if reading.cubes[i].colour != truth:
+            x, y = round(reading.cubes[i].x), round(reading.cubes[i].y)
+            marks.append((f"was {TAGS[truth]}", (x - half, y + half + 2)))
+    scale = max(0.3, 0.45 * w / 1152)
+    for text, (x, y) in marks:
+        (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+        x, y = min(max(x, 0), w - tw - 2), min(max(y, 0), h - th - base - 2)
+        cv2.rectangle(picture, (x, y), (x + tw + 2, y + th + base + 2), TRUTH_MARK, -1)
+        cv2.putText(picture, text, (x + 1, y + th + 1), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                    (255, 255, 255), 1, cv2.LINE_AA)
+    return [text for text, _ in marks]
+
+
 class Bench:
     """One data set: loads each picture and reference once, counts in every asked way."""
 
@@ -243,6 +279,7 @@ class Bench:
         self.failures.mkdir(parents=True, exist_ok=True)
         out = self.failures / f"{stem}_{mode}_truth-{truth or 'none'}_read-{read or 'none'}.jpg"
         picture = draw_overlay(image, reading, tray_corners=reading.tray_corners)
+        mark_truth(picture, sample, reading)
         cv2.imwrite(str(out), picture, [cv2.IMWRITE_JPEG_QUALITY, 85])
 
     def name(self, sample: Sample) -> str:

@@ -9,6 +9,9 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import cv2
+import numpy as np
+
 from vision import bench
 from vision.reading import COLOURS, Cube
 from vision.train.data import LabelledCube, Sample
@@ -133,3 +136,36 @@ def test_the_by_colour_rows_name_the_colour_a_wrong_tray_got_wrong():
     assert rows["missed"][black] == 1 and sum(rows["missed"]) == 1
     assert rows["extra"][blue] == 1 and sum(rows["extra"]) == 1
     assert tally.summary()["by_colour"]["missed"]["black"] == 1
+
+
+def test_a_failure_picture_marks_the_missed_cube_and_the_wrong_colour_where_they_are():
+    black, red = COLOURS.index("black"), COLOURS.index("red")
+    truth = (LabelledCube(black, 100, 100, True, 900), LabelledCube(black, 300, 100, True, 900),
+             LabelledCube(red, 500, 300, True, 900), LabelledCube(red, 700, 300, True, 20))
+    sample = Sample(Path("s000/drop01.jpg"), "s000",
+                    {c: {"black": 2, "red": 2}.get(c, 0) for c in COLOURS}, truth, None, None,
+                    (1152, 648))
+    # the second black cube missed, the red one read brown, the barely visible red one missed
+    cubes = [Cube("black", 101, 99, 0.99, False), Cube("brown", 500, 302, 0.8, True)]
+    reading = SimpleNamespace(counts={"black": 1, "brown": 1}, cubes=cubes, uncertain=True,
+                              tray_corners=None)
+    picture = np.full((648, 1152, 3), 128, np.uint8)
+    words = bench.mark_truth(picture, sample, reading)
+    assert sorted(words) == ["missed bk", "was rd"]  # the barely visible cube may go either way
+    magenta = np.all(picture == bench.TRUTH_MARK, axis=2)
+    assert magenta[85:116, 285:316].any() and not magenta[85:116, 85:116].any()
+    assert magenta[300:340, 480:560].any() and not magenta[280:320, 680:720].any()
+
+
+def test_failures_writes_each_wrong_reading_with_truth_and_reading_in_its_name(tmp_path):
+    folder = tmp_path / "set"
+    shutil.copytree(MINI, folder)
+    labels = json.loads((folder / "labels.json").read_text())
+    for image in labels["images"]:
+        image["counts"]["white"] = 7  # seven white cubes no picture shows: every reading wrong
+    (folder / "labels.json").write_text(json.dumps(labels))
+    assert bench.main([str(folder), "--limit", "1", "--failures", str(tmp_path / "out")]) == 0
+    drawn = sorted((tmp_path / "out" / "set").glob("*.jpg"))
+    assert len(drawn) == 2  # with and without the reference
+    assert all("white7" in p.name and "_read-" in p.name for p in drawn)
+    assert cv2.imread(str(drawn[0])) is not None
