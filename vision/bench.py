@@ -139,11 +139,7 @@ class Tally:
                 self.by_colour[1, off[0]] += 1
         if sample.corners is not None and to_xy is None:
             self.add_outline(sample, reading, w, h)
-        labelled = [c for c in sample.cubes if c.in_tray]
-        xy = [to_xy(c.x, c.y) if to_xy else (c.x, c.y) for c in labelled]
-        pairs = dict(match([(c.x, c.y) for c in reading.cubes], xy,
-                           MATCH_RADIUS_FRAC * w * zoom))
-        low = sample.low_visibility_px(w, h)
+        labelled, pairs, low = pair_cubes(sample, reading, w, h, to_xy, zoom)
         self.visible += sum(c.visible_px >= low for c in labelled)
         found = set(pairs.values())
         for j, c in enumerate(labelled):
@@ -221,18 +217,23 @@ def _mounts(root: Path) -> dict[str, str]:
     return out
 
 
+def pair_cubes(sample: Sample, reading, w: int, h: int, to_xy=None, zoom: float = 1.0):
+    """The labelled in-tray cubes, {read cube index: labelled index} for the pairs found, and
+    the visible pixels under which a labelled cube may go either way: one scoring for the
+    tallies and the failure pictures."""
+    labelled = [c for c in sample.cubes if c.in_tray]
+    xy = [to_xy(c.x, c.y) if to_xy else (c.x, c.y) for c in labelled]
+    pairs = dict(match([(c.x, c.y) for c in reading.cubes], xy, MATCH_RADIUS_FRAC * w * zoom))
+    return labelled, pairs, sample.low_visibility_px(w, h)
+
 
 def mark_truth(picture: np.ndarray, sample: Sample, reading) -> list[str]:
     """Draw on a failure picture what the overlay alone cannot show: each clearly visible
     labelled cube the reading missed (a magenta square, "missed" and its true colour) and each
     cube read in the wrong colour ("was" and its true colour). Why: a wrong reading's picture
-    should say where it went wrong without the labels beside it. Scored as ``Tally.add``
-    scores; returns the marks' words."""
+    should say where it went wrong without the labels beside it. Returns the marks' words."""
     h, w = picture.shape[:2]
-    labelled = [c for c in sample.cubes if c.in_tray]
-    pairs = dict(match([(c.x, c.y) for c in reading.cubes], [(c.x, c.y) for c in labelled],
-                       MATCH_RADIUS_FRAC * w))
-    low = sample.low_visibility_px(w, h)
+    labelled, pairs, low = pair_cubes(sample, reading, w, h)
     half = max(4, round(0.012 * w))
     marks = []
     found = set(pairs.values())
