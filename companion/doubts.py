@@ -49,10 +49,6 @@ def doubt_message(doubt: Mapping[str, Any]) -> Msg | None:
     elif kind == "too_many_read_as" and first and second:
         msg = Msg("more {colour} cubes read than the tower can hold: the least sure one is "
                   "read as {other}", colour=colour(first), other=colour(second))
-    elif kind == "glare" and place:
-        msg = Msg("glare at {place} may hide a cube: dim or move the lamp", place=place)
-    elif kind == "dark" and place:
-        msg = Msg("it is too dark at {place} to see every cube: add light", place=place)
     elif kind == "no_outline":
         msg = Msg("the tray's outline was not found: are the tray's corners in view?")
     else:

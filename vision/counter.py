@@ -23,7 +23,6 @@ from vision.calibration import Calibration
 from vision.detector import DOUBT_SHARE, Candidate, CubeDetector
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
-from vision.visibility import blind_patches
 
 MIN_SIDE = 64
 
@@ -229,9 +228,6 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     for c in doubts:
         colour = COLOURS[int(np.argmax(_biased(c.colour_probs, bias)))]
         said.append(Doubt("one_more", colour, place=tray.place(c.x, c.y, w, h)))
-    # a cube in glare or in the dark may leave no candidate at all: the picture is doubted there
-    for patch in blind_patches(image, corners, [(c.x, c.y) for c in counted]):
-        said.append(Doubt(patch.kind, place=tray.place(patch.x, patch.y, w, h)))
     if found.outline_missing:
         said.append(Doubt("no_outline"))
     corner_tuple = None if corners is None else tuple((float(x), float(y)) for x, y in corners)

@@ -34,8 +34,6 @@ DOUBT_TEXTS: dict[str, str] = {
     "too_many_read_as": "more {colour} cubes read than the tower can hold: the least sure one is "
                         "read as {other}",
     "no_outline": "the tray's outline was not found: are the tray's corners in view?",
-    "glare": "glare at {place} may hide a cube: dim or move the lamp",
-    "dark": "it is too dark at {place} to see every cube: add light",
 }
 
 

@@ -59,7 +59,7 @@ def test_each_doubt_is_said_in_german_with_the_tables_colour_words():
 
 
 @pytest.mark.parametrize("odd", [
-    {"kind": "smudge"}, {"kind": "colour", "colour": "red", "place": "top-left"},
+    {"kind": "glare"}, {"kind": "colour", "colour": "red", "place": "top-left"},
     {"kind": "one_more", "colour": "red", "place": "front"}, {"kind": "too_many"},
     {"kind": "no_outline", "times": 0}, {"kind": "no_outline", "times": "2"}, {},
 ])

@@ -297,6 +297,6 @@ def test_every_kind_and_place_has_words_and_unknown_ones_are_refused():
     assert Doubt("too_many", "red", times=3).text == (
         "more red cubes read than the tower can hold (3 times)")
     with pytest.raises(ValueError, match="kind"):
-        Doubt("smudge")
+        Doubt("glare")
     with pytest.raises(ValueError, match="place"):
         Doubt("one_more", "red", place="front")
