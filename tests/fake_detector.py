@@ -106,9 +106,13 @@ DEMO_READS: dict[str, tuple[dict[str, int], int]] = {
 
 
 def demo_cubes(name: str) -> list[Candidate]:
-    """The fake model's cubes in a demo picture, all on the tray (inside DEMO_CORNERS)."""
+    """The fake model's cubes in a demo picture, all on the tray (inside DEMO_CORNERS): each
+    colour at its own spot (more cubes of it a few pixels apart), so that the pixels under a
+    colour's cubes are alike in every picture, as a real cube's are (the device learns a
+    table's colours from them, ``vision.cube_colour``)."""
     counts, whitish = DEMO_READS[name]
-    cubes = row_of_cubes(counts, x0=470.0, y0=270.0, step=30.0, per_row=6)
+    cubes = [cube(470.0 + 30 * k, 270.0 + 4 * j, colour)
+             for k, colour in enumerate(COLOURS) for j in range(int(counts.get(colour, 0)))]
     for i in range(whitish):
         cubes.append(cube(500.0 + 40 * i, 380.0, "yellow", sure=0.6, second="white"))
     return cubes

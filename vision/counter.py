@@ -20,6 +20,7 @@ import numpy as np
 
 from vision import tray
 from vision.calibration import Calibration
+from vision.cube_colour import cube_edge_px, lab_colours
 from vision.detector import DOUBT_SHARE, Candidate, CubeDetector
 from vision.errors import VisionError
 from vision.reading import COLOURS, Cube, Doubt, TrayReading, merged
@@ -117,11 +118,18 @@ def _bounds(bounds) -> dict[str, int] | None:
     return out
 
 
-def _biased(probs: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    if bias is None:
-        return probs
-    p = probs * np.exp(bias)
-    return p / p.sum()
+def _taught_colours(image: np.ndarray, found: Found, calibration: Calibration | None):
+    """Candidates -> their colour probabilities as this table taught (unchanged without)."""
+    def taught(cands: list[Candidate]) -> np.ndarray:
+        raw = np.array([c.colour_probs for c in cands], np.float64).reshape(-1, len(COLOURS))
+        if calibration is None or not calibration.samples or not cands:
+            return raw
+        labs = None
+        if calibration.knows_looks():
+            labs = lab_colours(image, [(c.x, c.y) for c in cands],
+                               cube_edge_px(image.shape[1], found.corners))
+        return calibration.colour_probs(raw, labs)
+    return taught
 
 
 def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, int],
@@ -200,8 +208,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     detector = detector or packaged_detector()
     found = find_cubes(image, reference, calibration=calibration, detector=detector)
     counted, doubts, corners = found.counted, found.doubts, found.corners
-    bias = calibration.bias() if calibration is not None else None
-    probs = [_biased(c.colour_probs, bias) for c in counted]
+    taught = _taught_colours(image, found, calibration)
+    probs = list(taught(counted))
     names = [int(np.argmax(p)) for p in probs]
     said: list[Doubt] = []
     if bounds:
@@ -225,8 +233,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
             else:
                 said.append(Doubt("not_a_cube", COLOURS[k], place=place))
         cubes.append(Cube(COLOURS[k], c.x, c.y, round(conf, 3), unsure))
-    for c in doubts:
-        colour = COLOURS[int(np.argmax(_biased(c.colour_probs, bias)))]
+    for c, p in zip(doubts, taught(doubts), strict=True):
+        colour = COLOURS[int(np.argmax(p))]
         said.append(Doubt("one_more", colour, place=tray.place(c.x, c.y, w, h)))
     if found.outline_missing:
         said.append(Doubt("no_outline"))

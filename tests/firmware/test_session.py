@@ -70,15 +70,17 @@ def test_corners_and_learned_colours_survive_a_restart(tmp_path, fake):
     assert session.learn(frame, DROP06, reference) is True
     learned = session.calibration.samples
     assert len(learned) == sum(DROP06.values())
-    assert sorted(COLOURS[y] for _, y in learned) == sorted(
+    assert sorted(COLOURS[y] for _, y, _ in learned) == sorted(
         c for c, n in DROP06.items() for _ in range(n))
     assert session.calibration.bias() is not None
+    assert session.calibration.knows_looks()
 
     again = SessionCalibration(path, fake)
     assert again.status() == {"corners": CORNERS, "colours_learned_from": 1}
-    kept = again.calibration.samples  # the scores as saved: five decimals
-    assert [y for _, y in kept] == [y for _, y in learned]
-    assert np.allclose([p for p, _ in kept], [p for p, _ in learned], atol=1e-5)
+    kept = again.calibration.samples  # the scores as saved: five decimals, colours two
+    assert [y for _, y, _ in kept] == [y for _, y, _ in learned]
+    assert np.allclose([p for p, _, _ in kept], [p for p, _, _ in learned], atol=1e-5)
+    assert np.allclose([lab for _, _, lab in kept], [lab for _, _, lab in learned], atol=0.01)
     assert np.allclose(again.calibration.bias(), session.calibration.bias(), atol=1e-3)
 
 

@@ -69,8 +69,8 @@ def test_to_dict_and_from_dict_round_trip():
     body = json.loads(json.dumps(cal.to_dict()))
     again = Calibration.from_dict(body)
     assert again.corners == CORNERS
-    assert [y for _, y in again.samples] == [WHITE, RED]
-    assert np.allclose([p for p, _ in again.samples], [p for p, _ in samples], atol=1e-5)
+    assert [s[1] for s in again.samples] == [WHITE, RED]
+    assert np.allclose([s[0] for s in again.samples], [p for p, _ in samples], atol=1e-5)
     assert Calibration.from_dict(Calibration().to_dict()) == Calibration()
 
 
@@ -151,7 +151,7 @@ def test_the_cubes_are_matched_to_the_confirmed_colours_within_the_counts():
         cube(250, 250, "blue", score=0.3),  # too faint to count: not part of it either
     )
     cal = calibrate_from_drop(FRAME, {"yellow": 1, "white": 1, "red": 1}, detector=fake)
-    by_truth = {y: p for p, y in cal.samples}
+    by_truth = {y: p for p, y, _ in cal.samples}
     assert sorted(by_truth) == sorted([YELLOW, WHITE, RED])
     assert by_truth[YELLOW][YELLOW] == pytest.approx(0.9)
     assert by_truth[WHITE][YELLOW] == pytest.approx(0.6)
