@@ -268,7 +268,8 @@ class Bench:
         self.refs: dict[Path, tuple] = {}  # empty.jpg -> (image or None, error)
         self.tallies = {m: Tally() for m in MODES}
         self.perturbed = {(p, m): Tally() for p in PERTURBATIONS for m in MODES}
-        self.exact_plain: dict[tuple[Path, str], bool] = {}
+        # (exact, wrong without saying it is unsure) of each picture's plain reading
+        self.exact_plain: dict[tuple[Path, str], tuple[bool, bool]] = {}
         self.sizes: set[tuple[int, int]] = set()
         self.failures: Path | None = None  # where to draw wrong readings, when asked
 
@@ -309,8 +310,8 @@ class Bench:
                 use = ref if mode == "ref" else None
                 if image is None or (mode == "ref" and ref is None):
                     why = error or ref_error
-                    self.exact_plain[(sample.path, mode)] = tally.add(sample, name, mount, None,
-                                                                      why)
+                    self.exact_plain[(sample.path, mode)] = (
+                        tally.add(sample, name, mount, None, why), False)
                     for p in PERTURBATIONS if perturb else ():
                         self.perturbed[(p, mode)].add(sample, f"{name[:-1]}, {p}]", mount,
                                                       None, why)
@@ -319,7 +320,8 @@ class Bench:
                 h, w = image.shape[:2]
                 self.sizes.add((w, h))
                 right = tally.add(sample, name, mount, reading, err, (w, h))
-                self.exact_plain[(sample.path, mode)] = right
+                self.exact_plain[(sample.path, mode)] = (
+                    right, reading is not None and not right and not reading.uncertain)
                 if self.failures is not None and reading is not None and not right:
                     self.save_failure(sample, mode, image, reading)
                 tally.wall.append(wall)
@@ -348,7 +350,9 @@ class Bench:
         """Each session's drops in order: count with what the session learned so far, then
         teach the drop's true contents, as the players' confirmation does on the device.
         "unlearned" is the plain run's score of the same drops."""
-        res = {m: {"learned": 0, "unlearned": 0, "n": 0} for m in MODES}
+        # "quiet": wrong readings that do not say they are unsure, learned and unlearned
+        res = {m: {"learned": 0, "unlearned": 0, "n": 0, "learned_quiet": 0,
+                   "unlearned_quiet": 0} for m in MODES}
         taught = drops = 0
         sessions: dict[str, list[Sample]] = {}
         for s in self.samples:
@@ -364,17 +368,23 @@ class Bench:
                     image = None
                 ref, _ = self.reference(sample)
                 for mode, r in res.items() if k > 0 else ():
-                    plain = self.exact_plain[(sample.path, mode)]
+                    plain, plain_quiet = self.exact_plain[(sample.path, mode)]
                     r["n"] += 1
                     r["unlearned"] += plain
+                    r["unlearned_quiet"] += plain_quiet
                     if cal is None or image is None or (mode == "ref" and ref is None):
-                        r["learned"] += plain  # nothing learned yet, or nothing to count
+                        # nothing learned yet, or nothing to count
+                        r["learned"] += plain
+                        r["learned_quiet"] += plain_quiet
                         continue
                     reading, _, _, _ = _count(image, ref if mode == "ref" else None,
                                               self.detector, cal)
                     h, w = image.shape[:2]
-                    r["learned"] += reading is not None and is_exact(
-                        reading.counts, fair_counts(sample, w, h))
+                    exact = reading is not None and is_exact(reading.counts,
+                                                             fair_counts(sample, w, h))
+                    r["learned"] += exact
+                    r["learned_quiet"] += (reading is not None and not exact
+                                           and not reading.uncertain)
                 if image is None:
                     continue
                 try:
@@ -474,7 +484,8 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
                      " drops after each session's first:")
         for mode, r in calib["modes"].items():
             lines.append(f"  {MODES[mode]:<17}: learned {_pct(r['learned'], r['n'])}, "
-                         f"unlearned {_pct(r['unlearned'], r['n'])}")
+                         f"unlearned {_pct(r['unlearned'], r['n'])}; wrong and not flagged: "
+                         f"learned {r['learned_quiet']}, unlearned {r['unlearned_quiet']}")
         out["calibrate"] = calib
     failures = sorted({f for t in b.tallies.values() for f in t.failures})
     lines += [f"could not count {f}" for f in failures]
