@@ -118,18 +118,18 @@ def _bounds(bounds) -> dict[str, int] | None:
     return out
 
 
-def _taught_colours(image: np.ndarray, found: Found, calibration: Calibration | None):
-    """Candidates -> their colour probabilities as this table taught (unchanged without)."""
-    def taught(cands: list[Candidate]) -> np.ndarray:
-        raw = np.array([c.colour_probs for c in cands], np.float64).reshape(-1, len(COLOURS))
-        if calibration is None or not calibration.samples or not cands:
-            return raw
-        labs = None
-        if calibration.knows_looks():
-            labs = lab_colours(image, [(c.x, c.y) for c in cands],
-                               cube_edge_px(image.shape[1], found.corners))
-        return calibration.colour_probs(raw, labs)
-    return taught
+def _taught_colours(image: np.ndarray, cands: list[Candidate], corners,
+                    calibration: Calibration | None) -> np.ndarray:
+    """The candidates' colour probabilities as this table taught (unchanged without): one
+    call for all of a picture's candidates, since the bias is fitted anew on each."""
+    raw = np.array([c.colour_probs for c in cands], np.float64).reshape(-1, len(COLOURS))
+    if calibration is None or not calibration.samples or not cands:
+        return raw
+    labs = None
+    if calibration.knows_looks():
+        labs = lab_colours(image, [(c.x, c.y) for c in cands],
+                           cube_edge_px(image.shape[1], corners))
+    return calibration.colour_probs(raw, labs)
 
 
 def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, int],
@@ -208,8 +208,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     detector = detector or packaged_detector()
     found = find_cubes(image, reference, calibration=calibration, detector=detector)
     counted, doubts, corners = found.counted, found.doubts, found.corners
-    taught = _taught_colours(image, found, calibration)
-    probs = list(taught(counted))
+    taught = _taught_colours(image, counted + doubts, corners, calibration)
+    probs = list(taught[:len(counted)])
     names = [int(np.argmax(p)) for p in probs]
     said: list[Doubt] = []
     if bounds:
@@ -233,7 +233,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
             else:
                 said.append(Doubt("not_a_cube", COLOURS[k], place=place))
         cubes.append(Cube(COLOURS[k], c.x, c.y, round(conf, 3), unsure))
-    for c, p in zip(doubts, taught(doubts), strict=True):
+    for c, p in zip(doubts, taught[len(counted):], strict=True):
         colour = COLOURS[int(np.argmax(p))]
         said.append(Doubt("one_more", colour, place=tray.place(c.x, c.y, w, h)))
     if found.outline_missing:
