@@ -268,8 +268,9 @@ class Bench:
         self.refs: dict[Path, tuple] = {}  # empty.jpg -> (image or None, error)
         self.tallies = {m: Tally() for m in MODES}
         self.perturbed = {(p, m): Tally() for p in PERTURBATIONS for m in MODES}
-        # (exact, wrong without saying it is unsure) of each picture's plain reading
-        self.exact_plain: dict[tuple[Path, str], tuple[bool, bool]] = {}
+        # (exact, wrong without saying it is unsure, right saying it is) of each picture's
+        # plain reading
+        self.exact_plain: dict[tuple[Path, str], tuple[bool, bool, bool]] = {}
         self.sizes: set[tuple[int, int]] = set()
         self.failures: Path | None = None  # where to draw wrong readings, when asked
 
@@ -311,7 +312,7 @@ class Bench:
                 if image is None or (mode == "ref" and ref is None):
                     why = error or ref_error
                     self.exact_plain[(sample.path, mode)] = (
-                        tally.add(sample, name, mount, None, why), False)
+                        tally.add(sample, name, mount, None, why), False, False)
                     for p in PERTURBATIONS if perturb else ():
                         self.perturbed[(p, mode)].add(sample, f"{name[:-1]}, {p}]", mount,
                                                       None, why)
@@ -321,7 +322,8 @@ class Bench:
                 self.sizes.add((w, h))
                 right = tally.add(sample, name, mount, reading, err, (w, h))
                 self.exact_plain[(sample.path, mode)] = (
-                    right, reading is not None and not right and not reading.uncertain)
+                    right, reading is not None and not right and not reading.uncertain,
+                    right and reading.uncertain)
                 if self.failures is not None and reading is not None and not right:
                     self.save_failure(sample, mode, image, reading)
                 tally.wall.append(wall)
@@ -350,9 +352,10 @@ class Bench:
         """Each session's drops in order: count with what the session learned so far, then
         teach the drop's true contents, as the players' confirmation does on the device.
         "unlearned" is the plain run's score of the same drops."""
-        # "quiet": wrong readings that do not say they are unsure, learned and unlearned
+        # "quiet": wrong readings that do not say they are unsure; "doubted": right ones that do
         res = {m: {"learned": 0, "unlearned": 0, "n": 0, "learned_quiet": 0,
-                   "unlearned_quiet": 0} for m in MODES}
+                   "unlearned_quiet": 0, "learned_doubted": 0, "unlearned_doubted": 0}
+               for m in MODES}
         taught = drops = 0
         sessions: dict[str, list[Sample]] = {}
         for s in self.samples:
@@ -368,14 +371,16 @@ class Bench:
                     image = None
                 ref, _ = self.reference(sample)
                 for mode, r in res.items() if k > 0 else ():
-                    plain, plain_quiet = self.exact_plain[(sample.path, mode)]
+                    plain, plain_quiet, plain_doubted = self.exact_plain[(sample.path, mode)]
                     r["n"] += 1
                     r["unlearned"] += plain
                     r["unlearned_quiet"] += plain_quiet
+                    r["unlearned_doubted"] += plain_doubted
                     if cal is None or image is None or (mode == "ref" and ref is None):
                         # nothing learned yet, or nothing to count
                         r["learned"] += plain
                         r["learned_quiet"] += plain_quiet
+                        r["learned_doubted"] += plain_doubted
                         continue
                     reading, _, _, _ = _count(image, ref if mode == "ref" else None,
                                               self.detector, cal)
@@ -385,6 +390,7 @@ class Bench:
                     r["learned"] += exact
                     r["learned_quiet"] += (reading is not None and not exact
                                            and not reading.uncertain)
+                    r["learned_doubted"] += exact and reading.uncertain
                 if image is None:
                     continue
                 try:
@@ -485,7 +491,9 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
         for mode, r in calib["modes"].items():
             lines.append(f"  {MODES[mode]:<17}: learned {_pct(r['learned'], r['n'])}, "
                          f"unlearned {_pct(r['unlearned'], r['n'])}; wrong and not flagged: "
-                         f"learned {r['learned_quiet']}, unlearned {r['unlearned_quiet']}")
+                         f"learned {r['learned_quiet']}, unlearned {r['unlearned_quiet']}; "
+                         f"right and flagged: learned {r['learned_doubted']}, unlearned "
+                         f"{r['unlearned_doubted']}")
         out["calibrate"] = calib
     failures = sorted({f for t in b.tallies.values() for f in t.failures})
     lines += [f"could not count {f}" for f in failures]

@@ -43,6 +43,12 @@ PIN_COLOURS = 2
 LOOK_WEIGHT = 2.0
 LOOK_SPREAD = 8.0
 LOOK_CAP = 4.0
+# The weight of the pixels in a counted cube's confidence (its colour is named with
+# LOOK_WEIGHT). None: the confidence, and the unsure level chosen for it, are the network's
+# own colour scores (with the bias) calibrated; pixels that agree with a wrong colour made
+# wrong readings sure, and a cube the pixels re-named is one the players should look at.
+# Chosen on seeds 8081-8084 among 0, 0.5, 1 and 2, judged on 8085 and 8086 (vision/README.md).
+LOOK_CONFIDENCE_WEIGHT = 0.0
 
 
 @dataclass
@@ -74,16 +80,18 @@ class Calibration:
         """Whether any confirmed cube's pixel colour is kept (then ``colour_probs`` wants them)."""
         return any(s[2] is not None for s in self.samples)
 
-    def colour_probs(self, probs: np.ndarray, labs: np.ndarray | None = None) -> np.ndarray:
+    def colour_probs(self, probs: np.ndarray, labs: np.ndarray | None = None,
+                     look_weight: float = LOOK_WEIGHT) -> np.ndarray:
         """The network's colour probabilities (n x 7) as this table taught: the bias, and with
-        the cubes' pixel colours (n x 3) how near each is to each colour's confirmed cubes."""
+        the cubes' pixel colours (n x 3) how near each is to each colour's confirmed cubes
+        (their say times ``look_weight``)."""
         probs = np.asarray(probs, np.float64).reshape(-1, len(COLOURS))
         scores = np.log(np.clip(probs, 1e-12, 1.0))
         bias = self.bias()
         if bias is not None:
             scores = scores + bias
         if labs is not None and len(probs):
-            scores = scores + LOOK_WEIGHT * self._look_scores(np.asarray(labs, np.float64))
+            scores = scores + look_weight * self._look_scores(np.asarray(labs, np.float64))
         scores -= scores.max(axis=1, keepdims=True)
         out = np.exp(scores)
         return out / out.sum(axis=1, keepdims=True)

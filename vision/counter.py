@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from vision import tray
-from vision.calibration import Calibration
+from vision.calibration import LOOK_CONFIDENCE_WEIGHT, Calibration
 from vision.cube_colour import cube_edge_px, lab_colours
 from vision.detector import DOUBT_SHARE, Candidate, CubeDetector
 from vision.errors import VisionError
@@ -119,17 +119,19 @@ def _bounds(bounds) -> dict[str, int] | None:
 
 
 def _taught_colours(image: np.ndarray, cands: list[Candidate], corners,
-                    calibration: Calibration | None) -> np.ndarray:
-    """The candidates' colour probabilities as this table taught (unchanged without): one
-    call for all of a picture's candidates, since the bias is fitted anew on each."""
+                    calibration: Calibration | None) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates' colour probabilities as this table taught (unchanged without), to name
+    their colours and to say how sure each is: one call for all of a picture's candidates,
+    since the bias is fitted anew on each."""
     raw = np.array([c.colour_probs for c in cands], np.float64).reshape(-1, len(COLOURS))
     if calibration is None or not calibration.samples or not cands:
-        return raw
-    labs = None
-    if calibration.knows_looks():
-        labs = lab_colours(image, [(c.x, c.y) for c in cands],
-                           cube_edge_px(image.shape[1], corners))
-    return calibration.colour_probs(raw, labs)
+        return raw, raw
+    if not calibration.knows_looks():
+        named = calibration.colour_probs(raw)
+        return named, named
+    labs = lab_colours(image, [(c.x, c.y) for c in cands], cube_edge_px(image.shape[1], corners))
+    return (calibration.colour_probs(raw, labs),
+            calibration.colour_probs(raw, labs, LOOK_CONFIDENCE_WEIGHT))
 
 
 def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, int],
@@ -208,7 +210,7 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     detector = detector or packaged_detector()
     found = find_cubes(image, reference, calibration=calibration, detector=detector)
     counted, doubts, corners = found.counted, found.doubts, found.corners
-    taught = _taught_colours(image, counted + doubts, corners, calibration)
+    taught, sure = _taught_colours(image, counted + doubts, corners, calibration)
     probs = list(taught[:len(counted)])
     names = [int(np.argmax(p)) for p in probs]
     said: list[Doubt] = []
@@ -217,7 +219,10 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
 
     config = detector.config
     cubes = []
-    for c, p, k in zip(counted, probs, names, strict=True):
+    for c, named, k, p in zip(counted, probs, names, sure[:len(counted)], strict=True):
+        # how sure, from the colour scores with the pixels' say for the confidence; a colour
+        # the game's bounds took away (zeroed) is not the likeliest other either
+        p = np.where(named == 0.0, 0.0, p)
         conf = config.confidence(min(1.0, c.score) * p[k])
         # below the model's ``unsure_below`` (its confidence, calibrated on the counted cubes
         # of the validation set-ups, is right about that often: ``python -m vision.bench``

@@ -73,6 +73,11 @@ def test_a_table_where_black_reads_brown_learns_it_from_one_confirmed_drop():
     assert count_cubes(second, detector=fake2).counts["brown"] == 2
     reading = count_cubes(second, calibration=cal, detector=fake2)
     assert {(c.x, c.colour) for c in reading.cubes} == {(250, "brown"), (330, "black")}
+    # the pixels named it; the network did not: the players are asked to look at that cube
+    renamed = next(c for c in reading.cubes if c.x == 330)
+    assert renamed.uncertain and not next(c for c in reading.cubes if c.x == 250).uncertain
+    assert [d.to_dict() for d in reading.doubts] == [
+        {"kind": "colour", "colour": "black", "other": "brown", "place": "middle", "times": 1}]
 
 
 def test_the_looks_name_black_and_brown_by_their_pixels():

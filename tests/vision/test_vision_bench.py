@@ -92,14 +92,17 @@ def test_perturb_and_calibrate_print_their_lines(capsys, tmp_path):
         line = _line(out, rf"^  {mode}\s*: learned ")
         (_, n1, _), (_, n2, _) = _shares(line)
         assert n1 == n2 == 1  # s001's second drop: the only one after a session's first
-        quiet = re.search(r"wrong and not flagged: learned (\d+), unlearned (\d+)$", line)
-        assert quiet and all(int(k) <= 1 for k in quiet.groups())
+        flags = re.search(r"wrong and not flagged: learned (\d+), unlearned (\d+); right and "
+                          r"flagged: learned (\d+), unlearned (\d+)$", line)
+        assert flags and all(int(k) <= 1 for k in flags.groups())
+        assert int(flags[1]) + int(flags[3]) <= 1  # one reading: wrong or right, not both
     figures = json.loads((tmp_path / "figures.json").read_text())
     (fig,) = figures["sets"]
     assert fig["pictures"] == 4 and set(fig["perturb"]) == set(bench.PERTURBATIONS)
     assert fig["ref"]["n"] == fig["noref"]["n"] == 4 and len(fig["ref"]["reliability"]) == 7
     learned = fig["calibrate"]["modes"]["ref"]
-    assert learned["n"] == 1 and {"learned_quiet", "unlearned_quiet"} <= set(learned)
+    assert learned["n"] == 1 and {"learned_quiet", "unlearned_quiet", "learned_doubted",
+                                  "unlearned_doubted"} <= set(learned)
 
 
 def test_an_unreadable_picture_is_reported_and_counted_wrong(capsys, tmp_path):
