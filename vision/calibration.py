@@ -44,9 +44,9 @@ LOOK_WEIGHT = 2.0
 LOOK_SPREAD = 8.0
 LOOK_CAP = 4.0
 # The weight of the pixels in a counted cube's confidence (its colour is named with
-# LOOK_WEIGHT). None: the confidence, and the unsure level chosen for it, are the network's
-# own colour scores (with the bias) calibrated; pixels that agree with a wrong colour made
-# wrong readings sure, and a cube the pixels re-named is one the players should look at.
+# LOOK_WEIGHT). At 0 the confidence, and the unsure level chosen for it, stay the network's
+# own colour scores (with the bias): pixels that agree with a wrong colour made wrong readings
+# sure, and a cube the pixels re-named is one the players should look at.
 # Chosen on seeds 8081-8084 among 0, 0.5, 1 and 2, judged on 8085 and 8086 (vision/README.md).
 LOOK_CONFIDENCE_WEIGHT = 0.0
 
@@ -90,7 +90,7 @@ class Calibration:
         bias = self.bias()
         if bias is not None:
             scores = scores + bias
-        if labs is not None and len(probs):
+        if labs is not None and look_weight and len(probs):
             scores = scores + look_weight * self._look_scores(np.asarray(labs, np.float64))
         scores -= scores.max(axis=1, keepdims=True)
         out = np.exp(scores)

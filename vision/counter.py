@@ -220,8 +220,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     config = detector.config
     cubes = []
     for c, named, k, p in zip(counted, probs, names, sure[:len(counted)], strict=True):
-        # how sure, from the colour scores with the pixels' say for the confidence; a colour
-        # the game's bounds took away (zeroed) is not the likeliest other either
+        # how sure: the colour scores with the pixels weighed as a confidence weighs them
+        # (``LOOK_CONFIDENCE_WEIGHT``); a colour the game's bounds took away (zeroed) is not
+        # the likeliest other either
         p = np.where(named == 0.0, 0.0, p)
         conf = config.confidence(min(1.0, c.score) * p[k])
         # below the model's ``unsure_below`` (its confidence, calibrated on the counted cubes

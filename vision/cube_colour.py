@@ -14,8 +14,8 @@ import numpy as np
 
 # The tray floor's long side in cube edges (16 cm against a 1 cm cube).
 FLOOR_CUBES = 16.0
-# Without an outline, a cube edge is taken as this share of the picture's width (a tray that
-# fills about 60 % of it, as from the overhead arm).
+# Without an outline, a cube edge is taken as this share of the picture's width (a tray whose
+# long side spans 40 % of it, as from the overhead arm).
 CUBE_SHARE_OF_WIDTH = 1 / 40
 # The window around a cube's centre, in cube edges from the centre: inside its top face
 # wherever the centre found lies on it.
