@@ -268,9 +268,8 @@ class Bench:
         self.refs: dict[Path, tuple] = {}  # empty.jpg -> (image or None, error)
         self.tallies = {m: Tally() for m in MODES}
         self.perturbed = {(p, m): Tally() for p in PERTURBATIONS for m in MODES}
-        # (exact, wrong without saying it is unsure, right saying it is) of each picture's
-        # plain reading
-        self.exact_plain: dict[tuple[Path, str], tuple[bool, bool, bool]] = {}
+        # (exact, said it was unsure or could not read) of each picture's plain reading
+        self.exact_plain: dict[tuple[Path, str], tuple[bool, bool]] = {}
         self.sizes: set[tuple[int, int]] = set()
         self.failures: Path | None = None  # where to draw wrong readings, when asked
 
@@ -312,7 +311,7 @@ class Bench:
                 if image is None or (mode == "ref" and ref is None):
                     why = error or ref_error
                     self.exact_plain[(sample.path, mode)] = (
-                        tally.add(sample, name, mount, None, why), False, False)
+                        tally.add(sample, name, mount, None, why), True)
                     for p in PERTURBATIONS if perturb else ():
                         self.perturbed[(p, mode)].add(sample, f"{name[:-1]}, {p}]", mount,
                                                       None, why)
@@ -322,8 +321,7 @@ class Bench:
                 self.sizes.add((w, h))
                 right = tally.add(sample, name, mount, reading, err, (w, h))
                 self.exact_plain[(sample.path, mode)] = (
-                    right, reading is not None and not right and not reading.uncertain,
-                    right and reading.uncertain)
+                    right, reading is None or reading.uncertain)
                 if self.failures is not None and reading is not None and not right:
                     self.save_failure(sample, mode, image, reading)
                 tally.wall.append(wall)
@@ -371,26 +369,18 @@ class Bench:
                     image = None
                 ref, _ = self.reference(sample)
                 for mode, r in res.items() if k > 0 else ():
-                    plain, plain_quiet, plain_doubted = self.exact_plain[(sample.path, mode)]
+                    plain = self.exact_plain[(sample.path, mode)]
                     r["n"] += 1
-                    r["unlearned"] += plain
-                    r["unlearned_quiet"] += plain_quiet
-                    r["unlearned_doubted"] += plain_doubted
+                    _score(r, "unlearned", *plain)
                     if cal is None or image is None or (mode == "ref" and ref is None):
-                        # nothing learned yet, or nothing to count
-                        r["learned"] += plain
-                        r["learned_quiet"] += plain_quiet
-                        r["learned_doubted"] += plain_doubted
+                        _score(r, "learned", *plain)  # nothing learned yet, or nothing to count
                         continue
                     reading, _, _, _ = _count(image, ref if mode == "ref" else None,
                                               self.detector, cal)
                     h, w = image.shape[:2]
-                    exact = reading is not None and is_exact(reading.counts,
-                                                             fair_counts(sample, w, h))
-                    r["learned"] += exact
-                    r["learned_quiet"] += (reading is not None and not exact
-                                           and not reading.uncertain)
-                    r["learned_doubted"] += exact and reading.uncertain
+                    _score(r, "learned", reading is not None and is_exact(
+                        reading.counts, fair_counts(sample, w, h)),
+                        reading is None or reading.uncertain)
                 if image is None:
                     continue
                 try:
@@ -400,6 +390,14 @@ class Bench:
                 except (VisionError, cv2.error):
                     pass  # a miscounted or one-colour drop teaches nothing, as on the device
         return {"modes": res, "taught": taught, "drops": drops}
+
+
+def _score(r: dict, key: str, exact: bool, said: bool) -> None:
+    """Count one reading under ``key``: exact, wrong without saying it was unsure ("quiet"),
+    right but saying it was ("doubted")."""
+    r[key] += exact
+    r[f"{key}_quiet"] += not exact and not said
+    r[f"{key}_doubted"] += exact and said
 
 
 def _timing(t: Tally) -> dict:

@@ -85,16 +85,29 @@ class Calibration:
         """The network's colour probabilities (n x 7) as this table taught: the bias, and with
         the cubes' pixel colours (n x 3) how near each is to each colour's confirmed cubes
         (their say times ``look_weight``)."""
+        base, looks = self._scores(probs, labs)
+        return _softmax(base + look_weight * looks)
+
+    def named_and_sure(self, probs: np.ndarray,
+                       labs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``colour_probs`` twice from one fit of the bias: to name each cube's colour
+        (``LOOK_WEIGHT``) and to say how sure it is (``LOOK_CONFIDENCE_WEIGHT``)."""
+        base, looks = self._scores(probs, labs)
+        return (_softmax(base + LOOK_WEIGHT * looks),
+                _softmax(base + LOOK_CONFIDENCE_WEIGHT * looks))
+
+    def _scores(self, probs, labs) -> tuple[np.ndarray, np.ndarray]:
+        """The log colour scores with the bias, and the pixels' unweighted say (zeros without
+        pixel colours)."""
         probs = np.asarray(probs, np.float64).reshape(-1, len(COLOURS))
-        scores = np.log(np.clip(probs, 1e-12, 1.0))
+        base = np.log(np.clip(probs, 1e-12, 1.0))
         bias = self.bias()
         if bias is not None:
-            scores = scores + bias
-        if labs is not None and look_weight and len(probs):
-            scores = scores + look_weight * self._look_scores(np.asarray(labs, np.float64))
-        scores -= scores.max(axis=1, keepdims=True)
-        out = np.exp(scores)
-        return out / out.sum(axis=1, keepdims=True)
+            base = base + bias
+        looks = np.zeros_like(base)
+        if labs is not None and len(probs):
+            looks = self._look_scores(np.asarray(labs, np.float64))
+        return base, looks
 
     def _look_scores(self, labs: np.ndarray) -> np.ndarray:
         seen = {}
@@ -162,6 +175,11 @@ class Calibration:
             raise VisionError(f"calibration file is not valid: {path} ({exc})") from exc
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise VisionError(f"calibration file is not valid: {path}") from exc
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    out = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return out / out.sum(axis=1, keepdims=True)
 
 
 def fit_bias(probs: np.ndarray, truth: np.ndarray, steps: int = 60) -> np.ndarray:

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from vision import tray
-from vision.calibration import LOOK_CONFIDENCE_WEIGHT, Calibration
+from vision.calibration import Calibration
 from vision.cube_colour import cube_edge_px, lab_colours
 from vision.detector import DOUBT_SHARE, Candidate, CubeDetector
 from vision.errors import VisionError
@@ -126,12 +126,11 @@ def _taught_colours(image: np.ndarray, cands: list[Candidate], corners,
     raw = np.array([c.colour_probs for c in cands], np.float64).reshape(-1, len(COLOURS))
     if calibration is None or not calibration.samples or not cands:
         return raw, raw
-    if not calibration.knows_looks():
-        named = calibration.colour_probs(raw)
-        return named, named
-    labs = lab_colours(image, [(c.x, c.y) for c in cands], cube_edge_px(image.shape[1], corners))
-    return (calibration.colour_probs(raw, labs),
-            calibration.colour_probs(raw, labs, LOOK_CONFIDENCE_WEIGHT))
+    labs = None
+    if calibration.knows_looks():
+        labs = lab_colours(image, [(c.x, c.y) for c in cands],
+                           cube_edge_px(image.shape[1], corners))
+    return calibration.named_and_sure(raw, labs)
 
 
 def _apply_bounds(names: list[int], probs: list[np.ndarray], bounds: dict[str, int],
@@ -221,8 +220,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     cubes = []
     for c, named, k, p in zip(counted, probs, names, sure[:len(counted)], strict=True):
         # how sure: the colour scores with the pixels weighed as a confidence weighs them
-        # (``LOOK_CONFIDENCE_WEIGHT``); a colour the game's bounds took away (zeroed) is not
-        # the likeliest other either
+        # (``vision.calibration.LOOK_CONFIDENCE_WEIGHT``); a colour the game's bounds took
+        # away (zeroed) is not the likeliest other either
         p = np.where(named == 0.0, 0.0, p)
         conf = config.confidence(min(1.0, c.score) * p[k])
         # below the model's ``unsure_below`` (its confidence, calibrated on the counted cubes

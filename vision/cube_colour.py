@@ -12,6 +12,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from vision import tray
+
 # The tray floor's long side in cube edges (16 cm against a 1 cm cube).
 FLOOR_CUBES = 16.0
 # Without an outline, a cube edge is taken as this share of the picture's width (a tray whose
@@ -26,8 +28,7 @@ def cube_edge_px(width: int, corners=None) -> float:
     """A cube edge in picture pixels: from the tray outline when there is one."""
     if corners is None:
         return CUBE_SHARE_OF_WIDTH * width
-    pts = np.asarray(corners, np.float64).reshape(4, 2)
-    return float(np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1).max()) / FLOOR_CUBES
+    return tray.long_side(corners) / FLOOR_CUBES
 
 
 def lab_colours(image: np.ndarray, points, cube_px: float) -> np.ndarray:

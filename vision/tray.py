@@ -53,12 +53,17 @@ def plausible(corners: np.ndarray, width: int, height: int) -> bool:
             and max(side[1], side[3]) <= MAX_SIDE_RATIO * max(1.0, min(side[1], side[3])))
 
 
+def long_side(corners) -> float:
+    """The floor's longest side in pixels (the tray's 16 cm as seen)."""
+    pts = order_corners(corners)
+    return float(np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1).max())
+
+
 def inside(corners: np.ndarray, x: float, y: float, margin: float = TAPPED_MARGIN) -> bool:
     """Whether (x, y) lies on the tray or within ``margin`` of its long side beyond it."""
     pts = order_corners(corners)
-    long_side = max(float(np.linalg.norm(pts[1] - pts[0])), float(np.linalg.norm(pts[2] - pts[1])))
     distance = cv2.pointPolygonTest(pts.reshape(-1, 1, 2), (float(x), float(y)), True)
-    return distance >= -margin * long_side
+    return distance >= -margin * long_side(pts)
 
 
 def place(x: float, y: float, width: int, height: int) -> str:
