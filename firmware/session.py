@@ -124,7 +124,7 @@ class SessionCalibration:
 
     def learn(self, frame: np.ndarray, counts: dict[str, int], reference) -> bool:
         """Learn the colours from a drop the players confirmed; False when it is no good for it
-        (too few colours, or confirmed cubes the counter has no candidate for)."""
+        (too few colours, or the counter finds another number of cubes than confirmed)."""
         with self._lock:
             current = self._calibration
         try:

@@ -388,7 +388,7 @@ class Bench:
                                               detector=self.detector)
                     taught += 1
                 except (VisionError, cv2.error):
-                    pass  # cubes not found, or one colour: teaches nothing, as on the device
+                    pass  # a miscounted or one-colour drop teaches nothing, as on the device
         return {"modes": res, "taught": taught, "drops": drops}
 
 

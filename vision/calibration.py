@@ -34,13 +34,6 @@ PRIOR_PRECISION = 2.0
 # A drop teaches only when its cubes are of at least this many colours (one red cube tells
 # nothing about the other six).
 PIN_COLOURS = 2
-# A drop the counter miscounted still teaches: the players' total says which candidates were
-# cubes (the most likely that many of those counted and those just below the count, where
-# nearly every missed cube is), as long as at most this many confirmed cubes have no candidate
-# at all. Chosen on development set-ups (renderer seeds 8083 and 8084) among 0 (only drops whose
-# candidates hold every confirmed cube), 1 and 2, and judged on others by a rule written first
-# (vision/README.md, "Learning from confirmed drops").
-MISSING_ALLOWED = 1
 # How much a cube's pixels say against the network's colour score (log-odds): each colour the
 # table has shown scores -|lab - its mean|^2 / (2 LOOK_SPREAD^2 (1 + 1/n)) (n its confirmed
 # cubes; OpenCV's 8-bit Lab units), at worst -LOOK_CAP (one odd pixel window must not outvote
@@ -208,27 +201,14 @@ def fit_bias(probs: np.ndarray, truth: np.ndarray, steps: int = 60) -> np.ndarra
     return b
 
 
-def confirmed_cubes(counted: list, doubted: list, want: int) -> list:
-    """The ``want`` candidates most likely cubes (by the detector's cube score): the counted ones
-    when they are as many as confirmed; otherwise the least likely counted ones are dropped (an
-    extra is nearly always a shadow or a gap scored just above the count), or the likeliest just
-    below it added (a missed cube is nearly always one scored just below)."""
-    if len(counted) == want:
-        return list(counted)
-    return sorted(counted + doubted, key=lambda c: -c.score)[:want]
-
-
 def calibrate_from_drop(image, contents: dict[str, int], reference=None, *,
                         calibration: Calibration | None = None, detector=None) -> Calibration:
     """Learn from a drop whose contents the players confirmed.
 
     The cubes found are matched to the confirmed colours so that the total likelihood (as the
     table has taught so far) is highest within the counts, and kept with their pixel colours.
-    When the counter found another number of cubes than confirmed, the confirmed number of
-    the most likely candidates (counted, or just below the count) are taken for the drop's
-    cubes. Raises VisionError when more than ``MISSING_ALLOWED`` confirmed cubes have no
-    candidate (the drop's cubes cannot be told from the rest) or the drop holds fewer than
-    ``PIN_COLOURS`` colours."""
+    Raises VisionError when the number of cubes found differs from the confirmed one (a
+    miscount teaches wrong colours) or the drop holds fewer than ``PIN_COLOURS`` colours."""
     from vision.counter import check_frame, find_cubes
 
     image = check_frame(image)
@@ -237,11 +217,11 @@ def calibrate_from_drop(image, contents: dict[str, int], reference=None, *,
     if unknown:
         raise VisionError(f"unknown colour in the drop's contents: {sorted(unknown)}")
     found = find_cubes(image, reference, calibration=cal, detector=detector)
+    cubes = found.counted
     want = sum(int(v) for v in contents.values())
-    cubes = confirmed_cubes(found.counted, found.doubts, want)
-    if want - len(cubes) > MISSING_ALLOWED:
-        raise VisionError(f"found {len(found.counted)} cubes (and {len(found.doubts)} more "
-                          f"perhaps) but the drop held {want}: not used to learn colours")
+    if len(cubes) != want:
+        raise VisionError(f"found {len(cubes)} cubes but the drop held {want}: "
+                          "not used to learn colours")
     seen = sorted(c for c, n in contents.items() if int(n) > 0)
     if len(seen) < PIN_COLOURS:
         raise VisionError(f"the drop held cubes of {len(seen)} colour(s): at least "
