@@ -12,7 +12,7 @@ cd "$ROOT"
 
 source "$ROOT/scripts/venv.sh" "test,train"
 DEV_VENV="$VENV"
-bash "$ROOT/scripts/ensure-chromium.sh"
+bash "$ROOT/scripts/ensure-test-tools.sh"
 "$DEV_VENV/bin/ruff" check .
 echo "== pytest with $("$DEV_VENV/bin/python" -c 'import cv2, numpy; print(f"OpenCV {cv2.__version__}, numpy {numpy.__version__}")')"
 "$DEV_VENV/bin/python" -m pytest "$@"

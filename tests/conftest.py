@@ -35,7 +35,7 @@ def browser():
     executable = chromium_path()
     if executable is None:
         if os.environ.get("CI"):
-            pytest.fail("CI needs Chromium for the browser tests (scripts/ensure-chromium.sh)")
+            pytest.fail("CI needs Chromium for the browser tests (scripts/ensure-test-tools.sh)")
         pytest.skip("no Chromium installed (sudo apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
