@@ -2,7 +2,8 @@
 # Programs some tests drive, from Debian's packages: Chromium for the browser tests (Playwright
 # cannot download its own here) and OpenSCAD for the camera mount's tests (its parts render to
 # solids that print). Each is installed when we are root and it is missing; otherwise this says
-# what to do, and those tests are skipped (CI fails them instead: tests/conftest.py).
+# what to do, and those tests are skipped (CI fails them instead: tests/conftest.py for Chromium,
+# tests/firmware/test_hardware_files.py for OpenSCAD).
 set -uo pipefail
 
 ensure() {  # PACKAGE WHAT-FOR COMMAND...
