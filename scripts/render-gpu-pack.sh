@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Render the set-ups a lent GPU's training run learns and is judged on, then pack them.
+#
+# Why a script: a lent GPU machine cannot render (no Blender, nothing reachable), so its data is
+# rendered on a development machine first, and renders do not survive a new one. The run's
+# data was once a list of seeds whose set-up counts were lost with the machine; these commands
+# make the same pack again wherever the shared renderer runs, about 50 minutes on two cores.
+#
+#   scripts/render-gpu-pack.sh [RENDER_DIR]     # default ~/gpu-renders; then gpu-data/
+#   OUT=$OUT scripts/gpu-train.sh run 6         # there, in one call carrying gpu-data
+#
+# Training: seed 150 (`public`, 40 set-ups), 151 (`clutter`, 16) and 152 (30 drawn wider:
+# random prints, dim light), each an empty tray and 8 drops at 512 x 288. Judged on: seeds
+# 8087 (`public`, 6 set-ups), 8088 and 8090 (drawn wider, 9 and 12), which nothing has been
+# chosen on (vision/README.md, "Measuring"). A folder already rendered whole is kept. RENDER_PY
+# is the renderer's Python (default ~/render-venv/bin/python, set up as its README says),
+# RENDERER its folder (default ../shared/tools/render).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${RENDER_PY:-$HOME/render-venv/bin/python}
+RENDERER=${RENDERER:-../shared/tools/render}
+DIR=$(realpath -m "${1:-$HOME/gpu-renders}")
+[ -x "$PY" ] || { echo "no renderer Python at $PY: set RENDER_PY" >&2; exit 2; }
+[ -f "$RENDERER/render_tray.py" ] || { echo "no render_tray.py in $RENDERER" >&2; exit 2; }
+mkdir -p "$DIR"
+
+render() {  # NAME ARGS...: one seed into DIR/NAME, skipped when a run before finished it
+    local name=$1
+    shift
+    [ -e "$DIR/$name/.rendered" ] && return 0
+    rm -rf "${DIR:?}/$name"
+    OMP_NUM_THREADS=1 "$PY" vision/train/render.py --renderer "$RENDERER" --out "$DIR/$name" \
+        --drops 8 --res 512x288 "$@" > "$DIR/$name.log" 2>&1 \
+        || { echo "rendering $name failed: see $DIR/$name.log" >&2; return 1; }
+    touch "$DIR/$name/.rendered"
+    echo "rendered $name"
+}
+
+# two processes, one per core, of about equal length (55 and 58 set-ups)
+( render TRAIN-150 --seed 150 --sessions 40 && render VAL-8087 --seed 8087 --sessions 6 \
+    && render VALWIDE-8088 --seed 8088 --sessions 9 --wider 1 ) &
+first=$!
+( render TRAIN-151 --seed 151 --sessions 16 --profile clutter \
+    && render TRAINWIDE-152 --seed 152 --sessions 30 --wider 1 \
+    && render VALWIDE-8090 --seed 8090 --sessions 12 --wider 1 ) &
+second=$!
+failed=0
+wait "$first" || failed=1
+wait "$second" || failed=1
+[ "$failed" = 0 ] || exit 1
+scripts/gpu-train.sh pack "$DIR"/TRAIN-150 "$DIR"/TRAIN-151 "$DIR"/TRAINWIDE-152 \
+    -- "$DIR"/VAL-8087 "$DIR"/VALWIDE-8088 "$DIR"/VALWIDE-8090
