@@ -4,13 +4,14 @@
 # Why a script: a lent GPU machine cannot render (no Blender, nothing reachable), so its data is
 # rendered on a development machine first, and renders do not survive a new one. The run's
 # data was once a list of seeds whose set-up counts were lost with the machine; these commands
-# make the same pack again wherever the shared renderer runs, about 50 minutes on two cores.
+# make the same pack again wherever the shared renderer runs, about 95 minutes on two cores.
 #
 #   scripts/render-gpu-pack.sh [RENDER_DIR]     # default ~/gpu-renders; then gpu-data/
 #   OUT=$OUT scripts/gpu-train.sh run 6         # there, in one call carrying gpu-data
 #
-# Training: seed 150 (`public`, 40 set-ups), 151 (`clutter`, 16) and 152 (30 drawn wider:
-# random prints, dim light), each an empty tray and 8 drops at 512 x 288. Judged on: seeds
+# Training: seeds 150 and 153 (`public`, 40 set-ups each), 151 and 155 (`clutter`, 16 and 10),
+# 152 and 154 (30 each drawn wider: random prints, dim light), each an empty tray and 8 drops
+# at 512 x 288. Judged on: seeds
 # 8087 (`public`, 6 set-ups), 8088 and 8090 (drawn wider, 9 and 12), which nothing has been
 # chosen on (vision/README.md, "Measuring"). A folder already rendered whole is kept. RENDER_PY
 # is the renderer's Python (default ~/render-venv/bin/python, set up as its README says),
@@ -36,17 +37,21 @@ render() {  # NAME ARGS...: one seed into DIR/NAME, skipped when a run before fi
     echo "rendered $name"
 }
 
-# two processes, one per core, of about equal length (55 and 58 set-ups)
+# two processes, one per core, of about equal length (95 and 98 set-ups)
 ( render TRAIN-150 --seed 150 --sessions 40 && render VAL-8087 --seed 8087 --sessions 6 \
-    && render VALWIDE-8088 --seed 8088 --sessions 9 --wider 1 ) &
+    && render VALWIDE-8088 --seed 8088 --sessions 9 --wider 1 \
+    && render TRAIN-153 --seed 153 --sessions 40 ) &
 first=$!
 ( render TRAIN-151 --seed 151 --sessions 16 --profile clutter \
     && render TRAINWIDE-152 --seed 152 --sessions 30 --wider 1 \
-    && render VALWIDE-8090 --seed 8090 --sessions 12 --wider 1 ) &
+    && render VALWIDE-8090 --seed 8090 --sessions 12 --wider 1 \
+    && render TRAINWIDE-154 --seed 154 --sessions 30 --wider 1 \
+    && render TRAIN-155 --seed 155 --sessions 10 --profile clutter ) &
 second=$!
 failed=0
 wait "$first" || failed=1
 wait "$second" || failed=1
 [ "$failed" = 0 ] || exit 1
 scripts/gpu-train.sh pack "$DIR"/TRAIN-150 "$DIR"/TRAIN-151 "$DIR"/TRAINWIDE-152 \
+    "$DIR"/TRAIN-153 "$DIR"/TRAINWIDE-154 "$DIR"/TRAIN-155 \
     -- "$DIR"/VAL-8087 "$DIR"/VALWIDE-8088 "$DIR"/VALWIDE-8090
