@@ -11,11 +11,11 @@
 #
 # Training: seeds 150 and 153 (`public`, 40 set-ups each), 151 and 155 (`clutter`, 16 and 10),
 # 152 and 154 (30 each drawn wider: random prints, dim light), each an empty tray and 8 drops
-# at 512 x 288. Judged on: seeds
-# 8087 (`public`, 6 set-ups), 8088 and 8090 (drawn wider, 9 and 12), which nothing has been
-# chosen on (vision/README.md, "Measuring"). A folder already rendered whole is kept. RENDER_PY
-# is the renderer's Python (default ~/render-venv/bin/python, set up as its README says),
-# RENDERER its folder (default ../shared/tools/render).
+# at 512 x 288. Judged on: seeds 8087 (`public`, 6 set-ups), 8088 and 8090 (drawn wider, 9 and
+# 12), which nothing has been chosen on (vision/README.md, "Measuring"), by the rule
+# vision/README.md writes down ("What is not done"). A folder already rendered whole is kept.
+# RENDER_PY is the renderer's Python (default ~/render-venv/bin/python, set up as its README
+# says), RENDERER its folder (default ../shared/tools/render).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${RENDER_PY:-$HOME/render-venv/bin/python}
