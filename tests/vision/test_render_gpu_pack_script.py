@@ -46,16 +46,20 @@ def run(tmp_path, env, **extra):
                           text=True, timeout=300, env={**env, **extra})
 
 
+def seed_of(call: str) -> str:
+    return call.split("--seed ")[1].split()[0]
+
+
 def test_every_seed_is_rendered_once_and_packed(setup):
     tmp_path, log, env = setup
     done = run(tmp_path, env)
     assert done.returncode == 0, done.stderr
     calls = log.read_text().splitlines()
-    seeds = sorted(c.split("--seed ")[1].split()[0] for c in calls)
+    seeds = sorted(seed_of(c) for c in calls)
     assert seeds == ["150", "151", "152", "153", "154", "155", "8087", "8088", "8090"]
-    wider = {c.split("--seed ")[1].split()[0] for c in calls if "--wider 1" in c}
+    wider = {seed_of(c) for c in calls if "--wider 1" in c}
     assert wider == {"152", "154", "8088", "8090"}
-    clutter = {c.split("--seed ")[1].split()[0] for c in calls if "--profile clutter" in c}
+    clutter = {seed_of(c) for c in calls if "--profile clutter" in c}
     assert clutter == {"151", "155"}
     assert all("--drops 8" in c and "--res 512x288" in c for c in calls)
     assert "6 training and 3 validation folders" in done.stdout
