@@ -4,7 +4,10 @@ Why: training, validation and the benchmark must agree on what a sample is and w
 (session) it belongs to, since every split is by set-up, never by picture. A folder may hold
 one ``labels.json`` or several in sub-folders (as ``trays-rendered-train/{public,clutter}``);
 each session is keyed by the labels file's folder and its session name, so two batches that
-both have an ``s000`` stay two set-ups.
+both have an ``s000`` stay two set-ups. Which side of a split a session lands on is decided by
+the name of that folder alone (``TRAIN-150:s000``), not by the path as a command line spells it,
+so a folder named relatively or absolutely, or copied elsewhere (``scripts/gpu-train.sh pack``),
+splits the same way.
 """
 
 from __future__ import annotations
@@ -45,6 +48,11 @@ class Sample:
     empty_path: Path | None
     corners: tuple[tuple[float, float], ...] | None
     size: tuple[int, int] | None  # (width, height) when known without reading the image
+    split_name: str = ""  # what the split hashes (``folder-name:session``); "" = ``session``
+
+    @property
+    def split_key(self) -> str:
+        return self.split_name or self.session
 
     @property
     def is_empty_frame(self) -> bool:
@@ -106,6 +114,7 @@ def load_samples(root: Path) -> list[Sample]:
                 empty_path=empty if empty.is_file() else None,
                 corners=corners_by_session.get(session),
                 size=None,
+                split_name=f"{folder.resolve().name}:{session}",
             ))
     out.sort(key=lambda s: str(s.path))
     return out
@@ -120,8 +129,8 @@ def is_held(session: str, share: float, seed: int = 0) -> bool:
 
 def split_by_session(samples: list[Sample], holdout_share: float, seed: int = 0):
     """(train, held) with whole sessions on each side."""
-    held = [s for s in samples if is_held(s.session, holdout_share, seed)]
-    return [s for s in samples if not is_held(s.session, holdout_share, seed)], held
+    held = [s for s in samples if is_held(s.split_key, holdout_share, seed)]
+    return [s for s in samples if not is_held(s.split_key, holdout_share, seed)], held
 
 
 def fair_counts(sample: Sample, width: int, height: int) -> dict[str, tuple[int, int]]:
