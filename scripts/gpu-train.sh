@@ -16,8 +16,9 @@
 # more than 60 MiB, a folder without labels.json or two of one name on a side, keeping the last
 # pack then. VAL_DIR folders are validation set-ups only: never trained on, used to
 # choose (scripts/validate-models.py --whole). `run` goes on from the shipped model, 1.5 times
-# as wide, half the pictures mirrored, re-shot on the GPU, reading all four views; it writes
-# $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
+# as wide, half the pictures mirrored, re-shot on the GPU, its pass in bfloat16, reading all
+# four views; it writes $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and
+# $OUT/validate.txt.
 # PYTHON picks the interpreter (default python3: on the lent machines, the one with PyTorch
 # and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships only if
 # validate.txt says it beats the shipped one.
@@ -75,7 +76,7 @@ run() {
     [ -e "${val[0]}" ] || val=()
     "$python" -m vision.train "${train[@]}" --init vision/model --width 1.5 --mirror 0.5 \
         --views plain turned mirrored flipped --minutes "$minutes" --batch 32 --lr 1e-3 \
-        --warmup 200 --out "$out/model" --weights "$out/w.pt" \
+        --precision bf16 --warmup 200 --out "$out/model" --weights "$out/w.pt" \
         --note "gpu-train.sh: $minutes min from the shipped model, 1.5 wide, half mirrored" \
         "${TRAIN_ARGS[@]}" 2>&1 | tee "$out/train.log"
     "$python" scripts/validate-models.py --data "${train[@]}" --whole "${val[@]}" \

@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 from vision.counter import count_cubes, load_image  # noqa: E402
 from vision.detector import CubeDetector  # noqa: E402
 from vision.train.__main__ import (  # noqa: E402
+    autocast,
     input_size,
     load_weights,
     loss_fn,
@@ -48,7 +49,8 @@ from vision.train.model import CubeNet  # noqa: E402
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
 
 
-def test_the_loss_falls_on_a_batch():
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_loss_falls_on_a_batch(precision):
     torch.manual_seed(0)
     items = cache_samples([s for s in load_samples(MINI) if s.cubes][:3])
     batch = make_batch(items, np.random.default_rng(0), plain=True)
@@ -56,7 +58,10 @@ def test_the_loss_falls_on_a_batch():
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     first = None
     for _ in range(25):
-        loss, parts = loss_fn(model(batch[0]), *batch[1:])
+        with autocast(argparse.Namespace(device="cpu", precision=precision)):
+            out = model(batch[0])
+        assert out.dtype == (torch.bfloat16 if precision == "bf16" else torch.float32)
+        loss, parts = loss_fn(out.float(), *batch[1:])
         first = first if first is not None else loss.item()
         opt.zero_grad()
         loss.backward()
@@ -73,7 +78,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
         input=(256, 160), device="auto", workers=2, save_every=3,
         views=["plain", "turned", "mirrored"],
-        augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128))
+        augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128), precision="fp32")
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")

@@ -47,6 +47,15 @@ def pick_device(name: str) -> str:
     return name
 
 
+def autocast(args):
+    """The network's pass in bfloat16 when ``--precision bf16``: on a CPU with AVX512-BF16 its
+    forward and backward pass takes ~0.6 of the time (0.20 against 0.33 s for 16 pictures at
+    512 x 288 on the two-core machine; making the batch, ~0.2 s, is unchanged). The loss is
+    taken in float32 from the outputs, the weights stay float32, and the export is float32."""
+    device_type = "cuda" if str(args.device).startswith("cuda") else "cpu"
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=args.precision == "bf16")
+
+
 def pick_augment(name: str, device: str, workers: int) -> str:
     """Where the pictures are re-shot: ``auto`` is on the GPU when training on one (there the
     CPU's re-shooting is the bottleneck), else in this process or the batch workers."""
@@ -221,8 +230,8 @@ def train(args) -> dict:
     n_params = sum(p.numel() for p in model.parameters())
     makers = ("the training device" if args.augment_on == "device"
               else f"{max(1, args.workers)} process(es)")
-    print(f"CubeNet: {n_params} parameters, training on {args.device} with batches from "
-          f"{makers}", flush=True)
+    print(f"CubeNet: {n_params} parameters, training on {args.device} in {args.precision} "
+          f"with batches from {makers}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     budget = args.minutes * 60
     start = time.time()
@@ -251,8 +260,9 @@ def train(args) -> dict:
                 stream = training_batches(args, train_samples, train_items, args.seed + step)
         x, heat, weight, colour, offset, mask = (
             t.to(args.device, non_blocking=True) for t in next(stream))
-        out = model(x.contiguous(memory_format=torch.channels_last))
-        loss, parts = loss_fn(out, heat, weight, colour, offset, mask)
+        with autocast(args):
+            out = model(x.contiguous(memory_format=torch.channels_last))
+        loss, parts = loss_fn(out.float(), heat, weight, colour, offset, mask)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -312,6 +322,9 @@ def main(argv=None) -> int:
     ap.add_argument("--reload-every", type=int, default=0,
                     help="look for new pictures in the data folders every so many steps")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="the training pass's arithmetic (bf16: bfloat16 autocast, faster "
+                         "where the processor has it; the weights and the export stay fp32)")
     ap.add_argument("--device", default="auto",
                     help="cpu, cuda or auto (default: the GPU when PyTorch sees one)")
     ap.add_argument("--workers", type=int, default=0,
