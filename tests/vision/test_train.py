@@ -279,7 +279,8 @@ def test_training_refuses_a_folder_without_labels(tmp_path):
 
 
 @pytest.mark.parametrize("train_mode", [False, True])
-def test_narrower_weights_widen_to_a_network_that_reads_the_same(tmp_path, train_mode):
+@pytest.mark.parametrize("wider", [{"width": 1.5}, {"channels": (16, 24, 40, 96, 160)}])
+def test_narrower_weights_widen_to_a_network_that_reads_the_same(tmp_path, train_mode, wider):
     torch.manual_seed(1)
     narrow = CubeNet()
     with torch.no_grad():  # trained-looking batch-norm statistics, not the initial ones
@@ -291,7 +292,7 @@ def test_narrower_weights_widen_to_a_network_that_reads_the_same(tmp_path, train
                 m.bias.uniform_(-0.2, 0.2)
         narrow.context.weight.normal_(0, 0.1)
     torch.save(narrow.state_dict(), tmp_path / "narrow.pt")
-    wide = CubeNet(width=1.5)
+    wide = CubeNet(**wider)
     load_weights(wide, tmp_path / "narrow.pt")
     x = torch.rand(2, 7, 64, 96) - 0.5
     for net in (narrow, wide):
@@ -301,8 +302,21 @@ def test_narrower_weights_widen_to_a_network_that_reads_the_same(tmp_path, train
     # the copies learn apart: their shares differ, so their gradients do too
     wide.train()
     wide(x).square().sum().backward()
-    grad = wide.stem[0][0].weight.grad
-    assert not any(torch.allclose(grad[16 + i], grad[j]) for i in range(8) for j in range(16))
+    grad = wide.down16[0][0].weight.grad  # stride 16 grows from 64 to 96 either way
+    assert not any(torch.allclose(grad[64 + i], grad[j]) for i in range(8) for j in range(64))
     torch.save(wide.state_dict(), tmp_path / "wide.pt")
     with pytest.raises(SystemExit, match="does not fit"):  # never narrowed
         load_weights(CubeNet(), tmp_path / "wide.pt")
+
+
+def test_each_strides_width_can_be_set_and_a_wrong_list_is_refused(tmp_path, capsys):
+    net = CubeNet(channels=(16, 24, 40, 96, 160))
+    assert net.down32[1][0].out_channels == 160 and net.stem[0][0].out_channels == 16
+    out = net(torch.rand(1, 7, 64, 96))
+    assert out.shape == (1, 12, 16, 24)
+    for bad in ("16,24,40,96", "16,24,40,96,0", "16,24,x,96,160"):
+        with pytest.raises(SystemExit):
+            train_main([str(tmp_path), "--channels", bad])
+        assert "--channels" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="five positive widths"):
+        CubeNet(channels=(16, 24))
