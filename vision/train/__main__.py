@@ -30,7 +30,16 @@ from vision.train.batches import DEFAULT_INPUT, Draws, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session
 from vision.train.device_batches import DeviceBatches
 from vision.train.export import export_onnx
-from vision.train.model import COLOUR, CORNER, CUBE, HEADS, OFFSET, OUTSIDE, CubeNet
+from vision.train.model import (
+    COLOUR,
+    CORNER,
+    CUBE,
+    HEADS,
+    OFFSET,
+    OUTSIDE,
+    CubeNet,
+    check_channels,
+)
 from vision.train.unfold import measure_batch_norm, onnx_file, state_from_onnx
 from vision.train.widen import group_widths, widen
 
@@ -50,13 +59,10 @@ def pick_device(name: str) -> str:
 def channel_widths(text: str) -> tuple[int, ...]:
     """``--channels``: five positive widths, one per stride (2, 4, 8, 16, 32)."""
     try:
-        widths = tuple(int(part) for part in text.split(","))
+        return check_channels(int(part) for part in text.split(","))
     except ValueError:
-        widths = ()
-    if len(widths) != 5 or min(widths) < 1:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: five positive widths, one per stride, as 16,24,40,96,160")
-    return widths
+            f"{text!r}: five positive widths, one per stride, as 16,24,40,96,160") from None
 
 
 def autocast(args):
@@ -235,7 +241,7 @@ def train(args) -> dict:
     val_items = cache_samples(val_samples, args.input)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
-    model = CubeNet(args.width, getattr(args, "channels", None))
+    model = CubeNet(args.width, args.channels)
     # go on from an earlier run's weights (a warm restart of the schedule)
     unmeasured = bool(args.init) and load_weights(model, args.init)
     model = model.to(args.device, memory_format=torch.channels_last)

@@ -47,6 +47,14 @@ def pointwise(cin: int, cout: int) -> nn.Sequential:
 BASE_CHANNELS = (16, 24, 40, 64, 96)  # at strides 2, 4, 8, 16 and 32
 
 
+def check_channels(c) -> tuple[int, ...]:
+    """``c`` as one positive width per stride, or ValueError."""
+    c = tuple(c)
+    if len(c) != len(BASE_CHANNELS) or min(c) < 1:
+        raise ValueError(f"five positive widths, one per stride, as 16,24,40,96,160, not {c}")
+    return c
+
+
 class CubeNet(nn.Module):
     def __init__(self, width: float = 1, channels: tuple[int, ...] | None = None):
         super().__init__()
@@ -54,9 +62,7 @@ class CubeNet(nn.Module):
         # ``channels`` sets each stride's width instead. Why: most parameters sit at strides
         # 16 and 32, most time at 2 and 4, so widening only the deep stages is nearly free
         # (16, 24, 40, 96, 160: twice the parameters for 6 % more time; vision/README.md)
-        c = list(channels) if channels else [round(n * width) for n in BASE_CHANNELS]
-        if len(c) != len(BASE_CHANNELS) or min(c) < 1:
-            raise ValueError(f"channels: five positive widths, one per stride, not {c}")
+        c = check_channels(channels or [round(n * width) for n in BASE_CHANNELS])
         self.stem = nn.Sequential(conv(INPUT_CHANNELS, c[0], 2), conv(c[0], c[1], 2),
                                   conv(c[1], c[1]))                       # stride 4
         self.down8 = nn.Sequential(conv(c[1], c[2], 2), conv(c[2], c[2]))     # stride 8
