@@ -20,10 +20,11 @@
 # 32 ms at 1.5, which leaves no room in the 40 ms median a picture may take), half the pictures
 # mirrored, re-shot on the GPU, its pass in bfloat16, reading all four views; it writes
 # $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
-# PYTHON picks the interpreter (default python3: on the lent machines, the one with PyTorch
-# and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships only if
-# validate.txt says it beats the shipped one and `python -m vision.bench ... --model`, back on
-# the development machine, says it reads within the 40 ms median.
+# EXTRA adds options to the training (e.g. EXTRA="--channels 16,24,40,96,160": then those widths
+# instead of 1.25). PYTHON picks the interpreter (default python3: on the lent machines, the one
+# with PyTorch and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships
+# only if validate.txt says it beats the shipped one and `python -m vision.bench ... --model`,
+# back on the development machine, says it reads within the 40 ms median.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=$(realpath -m "${GPU_DATA:-gpu-data}")  # GPU_DATA: another folder (the tests use one)
@@ -76,10 +77,16 @@ run() {
     export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
     local train=("$DATA"/train/*) val=("$DATA"/val/*)
     [ -e "${val[0]}" ] || val=()
-    "$python" -m vision.train "${train[@]}" --init vision/model --width 1.25 --mirror 0.5 \
+    # the widths: 1.25 times the shipped model's, unless EXTRA gives --channels or --width
+    local widths=(--width 1.25) shape="1.25 wide"
+    case " ${TRAIN_ARGS[*]} " in
+        *" --channels "* | *" --channels="* | *" --width "* | *" --width="*)
+            widths=() shape="widths as EXTRA gives" ;;
+    esac
+    "$python" -m vision.train "${train[@]}" --init vision/model "${widths[@]}" --mirror 0.5 \
         --views plain turned mirrored flipped --minutes "$minutes" --batch 32 --lr 1e-3 \
         --precision bf16 --warmup 200 --out "$out/model" --weights "$out/w.pt" \
-        --note "gpu-train.sh: $minutes min from the shipped model, 1.25 wide, half mirrored" \
+        --note "gpu-train.sh: $minutes min from the shipped model, $shape, half mirrored" \
         "${TRAIN_ARGS[@]}" 2>&1 | tee "$out/train.log"
     "$python" scripts/validate-models.py --data "${train[@]}" --whole "${val[@]}" \
         --models vision/model "$out/model" 2>&1 | tee "$out/validate.txt"

@@ -5,6 +5,7 @@ validation-only folders."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,15 +85,21 @@ def test_pack_never_empties_a_folder_it_did_not_make(tmp_path):
     assert script("pack", str(MINI), env={"GPU_DATA": str(packed)}).returncode == 0  # again
 
 
-def test_a_run_trains_writes_a_model_and_compares_it_with_the_shipped_one(tmp_path):
+@pytest.mark.parametrize("widths, shape", [
+    ("", "1.25 wide"),
+    ("--channels 16,24,40,96,160", "widths as EXTRA gives"),  # instead of --width 1.25
+])
+def test_a_run_trains_writes_a_model_and_compares_it_with_the_shipped_one(tmp_path, widths,
+                                                                          shape):
     data, out = tmp_path / "data", tmp_path / "out"
     out.mkdir()
     env = {"GPU_DATA": str(data), "OUT": str(out), "PYTHON": sys.executable,
-           "EXTRA": "--steps 2 --input 256x160 --batch 2 --warmup 1 --device cpu"}
+           "EXTRA": f"--steps 2 --input 256x160 --batch 2 --warmup 1 --device cpu {widths}"}
     assert script("pack", str(MINI), "--", str(MINI), env=env).returncode == 0
     done = script("run", "1", env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (out / "model" / "model.onnx").is_file() and (out / "w.pt").is_file()
     assert "trained 2 steps" in (out / "train.log").read_text()
+    assert shape in json.loads((out / "model" / "model.json").read_text())["trained_on"]
     report = (out / "validate.txt").read_text()
     assert "vision/model: exact trays" in report and f"{out}/model: exact trays" in report
