@@ -124,3 +124,26 @@ def test_a_new_code_sends_every_other_phone_back_to_watching(served, browser):
     assert errors == []
     keeper.close()
     other.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_a_playing_phones_header_fits_the_phones_width(served, browser, lang):
+    # the table chip, the camera's status and the language switch beside the title once
+    # made a joined 390 px phone scroll sideways, with Deutsch cut off
+    url, _, device = served
+    device.table.new_game(["Ada", "Ben", "Cleo"], name="Thursday at Anna's")
+    errors = []
+    phone = open_phone(browser, f"{url}/?code={device.table_code.value}", errors)
+    assert access(phone) == "playing"
+    if lang == "de":
+        phone.click(".lang-switch[data-lang='de']")
+        phone.wait_for_function("() => document.documentElement.lang === 'de'")
+        phone.wait_for_function("() => document.body.dataset.access === 'playing'")
+    phone.wait_for_selector("#code-chip", state="visible")
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page is {width} px wide on a {PHONE['width']} px phone"
+    for selector in ("#code-chip", "#status", ".lang-switch[data-lang='de']"):
+        box = phone.locator(selector).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], selector
+    assert errors == []
+    phone.close()
