@@ -351,7 +351,8 @@ def _describe_action(e: dict) -> Msg:
     if "ap" in e:
         bits.append(Msg("{ap} AP", ap=e["ap"]))
     if e.get("gold_spent"):
-        bits.append(Msg("+{n} AP bought with gold", n=e["gold_spent"]))
+        # not "+n AP": "ap" above is what was spent, bought AP included
+        bits.append(Msg("(paid {n} gold for AP)", n=e["gold_spent"]))
     if e.get("posts"):
         bits.append(Msg("posts on {islands}", islands=[x["island"] for x in e["posts"]]))
     if e.get("build"):

@@ -50,5 +50,11 @@ def test_ap_bought_with_gold_say_the_total():
     arrange(g, "a", gold=4)
     g.command({"type": "action", "player": "a", "choice": "white", "gold_spent": 2, "advance": 5})
     line = g.history()[-1]
-    assert line["text"] == "a: Special Action +2 AP bought with gold advances 5"
+    assert line["text"] == "a: Special Action (paid 2 gold for AP) advances 5"
     assert line["outcome"].startswith("5 AP in all (3 + 2 bought with 2 gold)")
+    # the AP typed is what was spent, bought AP included: the line must not add them again
+    arrange(g, "b", gold=1)
+    g.command({"type": "action", "player": "b", "choice": "blue", "ap": 4, "gold_spent": 1})
+    line = g.history()[-1]
+    assert line["text"].startswith("b: Move Ships 4 AP (paid 1 gold for AP)"), line["text"]
+    assert "+1 AP" not in line["text"]
