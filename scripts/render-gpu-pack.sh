@@ -4,7 +4,7 @@
 # Why a script: a lent GPU machine cannot render (no Blender, nothing reachable), so its data is
 # rendered on a development machine first, and renders do not survive a new one. The run's
 # data was once a list of seeds whose set-up counts were lost with the machine; these commands
-# make the same pack again wherever the shared renderer runs, about 95 minutes on two cores.
+# make the same pack again wherever the shared renderer runs, 70-110 minutes on two cores.
 #
 #   scripts/render-gpu-pack.sh [RENDER_DIR]     # default ~/gpu-renders; then gpu-data/
 #   OUT=$OUT scripts/gpu-train.sh run 6         # there, in one call carrying gpu-data
