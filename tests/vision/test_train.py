@@ -323,4 +323,4 @@ def test_each_strides_width_can_be_set_and_a_wrong_list_is_refused(tmp_path, cap
     # both --width and --channels set the widths: refused, not one silently winning
     with pytest.raises(SystemExit):
         train_main([str(tmp_path), "--width", "1.25", "--channels", "16,24,40,96,160"])
-    assert "give one" in capsys.readouterr().err
+    assert "not allowed with argument --width" in capsys.readouterr().err

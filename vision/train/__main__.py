@@ -329,12 +329,13 @@ def main(argv=None) -> int:
     ap.add_argument("--minutes", type=float, default=60.0, help="stop after this long")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--channels", type=channel_widths, metavar="C2,C4,C8,C16,C32",
-                    help="each stride's width instead of --width (e.g. 16,24,40,96,160: the "
-                         "deep stages wider, almost no slower)")
-    ap.add_argument("--width", type=float,
-                    help="scales every layer's channels (default 1; 1.5: ~2.4 times the time "
-                    "per picture); not with --channels")
+    widths = ap.add_mutually_exclusive_group()  # both at once: argparse refuses, naming both
+    widths.add_argument("--channels", type=channel_widths, metavar="C2,C4,C8,C16,C32",
+                        help="each stride's width instead of --width (e.g. 16,24,40,96,160: "
+                        "the deep stages wider, almost no slower)")
+    widths.add_argument("--width", type=float, default=1.0,
+                        help="scales every layer's channels (1.5: ~2.4 times the time per "
+                        "picture); not with --channels")
     ap.add_argument("--input", type=input_size, default=DEFAULT_INPUT, metavar="WxH",
                     help="the network's input size (default 512x288); a bigger one gives "
                     "each cube more pixels and costs time in proportion to its area")
@@ -378,10 +379,6 @@ def main(argv=None) -> int:
                     "the whole --input)")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     args = ap.parse_args(argv)
-    if args.width is not None and args.channels is not None:
-        ap.error("--width and --channels both set the network's widths: give one")
-    if args.width is None:
-        args.width = 1.0
     if args.crop is not None and (args.crop[0] > args.input[0] or args.crop[1] > args.input[1]):
         ap.error(f"--crop {args.crop[0]}x{args.crop[1]} is larger than the input "
                  f"{args.input[0]}x{args.input[1]}")
