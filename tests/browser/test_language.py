@@ -52,6 +52,10 @@ def test_a_german_phone_sees_german_and_an_english_one_english(served, browser):
     assert en.text_content("#undo") == "Undo: Tray read: 3 blue, 1 white"
     assert de.text_content(".action-btn[data-colour='blue'] .action-name") == "Schiffe bewegen"
     assert "blau" in de.text_content("#tower tr[data-colour='blue'] th")
+    # German puts the colour after the word Phase, as every other German phase text does.
+    offer = ".offer-line:first-child"
+    assert de.text_content(offer).strip() == "Phase blau: 2 Aktionen zur Wahl, 3 AP oder 2 Gold."
+    assert en.text_content(offer).strip() == "blue phase: 2 actions on offer, 3 AP or 2 gold."
     assert de.locator("#game-log li").first.text_content().startswith("Schale abgelesen")
 
     # A refusal of the rules engine, in the phone's language.

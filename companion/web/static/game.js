@@ -137,10 +137,6 @@ window.CT = window.CT || {};
   CT.post = post;
 
   // --- the "what now" card ---------------------------------------------------------------
-  function colourLabel(colour) {
-    return el("span", { class: "colour-name" }, CT.swatch(colour), ` ${colourName(colour)}`);
-  }
-
   function panel(title, ...children) {
     return el("div", { class: "panel" }, title ? el("h3", { text: title }) : null, children);
   }
@@ -312,8 +308,8 @@ window.CT = window.CT || {};
       el("li", { class: name === player ? "now" : (state.acted || []).includes(name) ? "done" : "" }, name)));
     const n = (offer.actions || []).length;
     return panel(null,
-      el("p", { class: "offer-line" }, colourLabel(state.phase),
-        ` ${tn("phase: {n} action on offer, {ap} AP or {gold} gold.", "phase: {n} actions on offer, {ap} AP or {gold} gold.", n, { ap: offer.ap, gold: offer.gold })}`),
+      el("p", { class: "offer-line" }, CT.swatch(state.phase),
+        ` ${tn("{colour} phase: {n} action on offer, {ap} AP or {gold} gold.", "{colour} phase: {n} actions on offer, {ap} AP or {gold} gold.", n, { colour: colourName(state.phase), ap: offer.ap, gold: offer.gold })}`),
       el("p", { class: "offer-line muted" }, opts && opts.gold_to_buy_ap
         ? t("{player} has {gold} gold (may buy up to {n} AP).", { player, gold: me.gold, n: opts.gold_to_buy_ap })
         : t("{player} has {gold} gold.", { player, gold: me.gold })),
