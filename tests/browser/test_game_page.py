@@ -116,6 +116,16 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
     ).json()["error"]
     assert refusal.text_content() == expected
 
+    # A name over the limit is refused with the limit, not cut short without a word.
+    long_name = "Benedikt-Maximilian von Hohenstein"
+    phone.fill(".new-game input.player-name >> nth=1", long_name)
+    phone.fill(".new-game input.player-name >> nth=2", "Cleo")
+    phone.click("text=Start the game")
+    phone.wait_for_function(
+        "() => document.querySelector('.refusal').textContent.includes('at most 24 characters')")
+    assert phone.input_value(".new-game input.player-name >> nth=1") == long_name
+    assert phone.title() == "New game"
+
     phone.fill(".new-game input.player-name >> nth=1", "Ben")
     phone.fill(".new-game input.player-name >> nth=2", "Cleo")
     phone.fill(".new-game input.game-name", "Friday")

@@ -493,11 +493,12 @@ window.CT = window.CT || {};
   // --- no game: the new game form ------------------------------------------------------------
   function newGameForm(onCancel) {
     const names = [1, 2, 3, 4].map((i) => el("input", {
-      type: "text", class: "player-name", autocomplete: "off", maxlength: 24,
+      // No maxlength: it would cut a pasted name without a word; the server's refusal says the limit.
+      type: "text", class: "player-name", autocomplete: "off",
       "aria-label": i === 1 ? t("Player 1 (start player)") : t("Player {n}", { n: i }),
       placeholder: i === 1 ? t("start player") : i <= 2 ? t("name") : t("name (optional)"),
     }));
-    const gameName = el("input", { type: "text", id: CT.uid("gname"), class: "game-name", maxlength: 40, placeholder: t("e.g. Friday") });
+    const gameName = el("input", { type: "text", id: CT.uid("gname"), class: "game-name", placeholder: t("e.g. Friday") });
     const button = el("button", { type: "submit", class: "cmd primary big", text: t("Start the game") });
     const form = el("form", { class: "new-game" },
       el("p", { text: t("Players in player order: the start player first (2 to 4 players).") }),
