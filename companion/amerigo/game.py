@@ -125,9 +125,11 @@ class Game:
         """One line per event for the history list: number, text, outcome, whether in force.
 
         Readings also carry their ``tray`` as corrected (so a phone can offer a correction
-        prefilled), and undo/correction events the ``target`` they refer to. A corrected reading
-        says so in its text, with the value in force and the correction's number
-        (``corrected_by``): the history must not show a count the game no longer uses.
+        prefilled) and, while in force, the ``bounds`` a correction must keep to (the cubes
+        each colour had in the tower and tray just before); undo/correction events carry the
+        ``target`` they refer to. A corrected reading says so in its text, with the value in
+        force and the correction's number (``corrected_by``): the history must not show a count
+        the game no longer uses.
         """
         lines = []
         shown: dict[int, dict] = {}  # reading index -> its counts as in force so far
@@ -148,6 +150,8 @@ class Game:
                 line["outcome_msg"] = outcome.to_json()
             if e["type"] in READINGS:
                 line["tray"] = dict(self._res.corrected.get(i, e["tray"]))
+                if i + 1 in self._state.reading_bounds:
+                    line["bounds"] = dict(self._state.reading_bounds[i + 1])
                 shown[i] = e["tray"]
                 if i in corrected_by and line["in_force"]:
                     line["corrected_by"] = corrected_by[i]

@@ -94,6 +94,8 @@ class GameState:
     final_inputs: dict[str, dict] = field(default_factory=dict)
     events_applied: int = 0
     outcomes: dict[int, Msg] = field(default_factory=dict)  # event number -> what it brought about
+    # A reading's event number -> the vision bounds just before it: what a correction may say.
+    reading_bounds: dict[int, dict[str, int]] = field(default_factory=dict)
     # True only while a new command from the table is tried (``Game.command``): a few checks were
     # added after logs were stored that do not meet them, and a stored log must still load with
     # what it meant then (see ``phase._spaces_needed``).
@@ -287,6 +289,8 @@ def apply_event(state: GameState, e: dict, n: int | None = None) -> None:
     if handler is None:  # tray_corrected / undo: resolved before the fold
         return
     before = state.stage, state.round, state.phase
+    if n is not None and t in READINGS:
+        state.reading_bounds[n] = state.ledger.bounds()
     outcome = handler(state, e)
     state.check()
     state.events_applied += 1

@@ -363,6 +363,12 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     form = line.locator(".counts-form")
     assert form.locator("input[data-colour='blue']").input_value() == "3"
     assert form.locator("input[data-colour='white']").input_value() == "1"
+    # The form keeps to what the tower and tray held just before that reading, as the other
+    # count forms do (the set-up drop left some of each colour outside the tower).
+    bounds = next(h for h in game(url, phone)["history"] if h["n"] == target)["bounds"]
+    assert any(n < 7 for n in bounds.values())
+    for colour, most in bounds.items():
+        assert form.locator(f"input[data-colour='{colour}']").get_attribute("max") == str(most)
     form.locator("input[data-colour='white']").fill("0")
     form.locator("button[type=submit]").click()
     phone.wait_seq(target + 1)

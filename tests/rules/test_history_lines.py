@@ -58,3 +58,21 @@ def test_ap_bought_with_gold_say_the_total():
     line = g.history()[-1]
     assert line["text"].startswith("b: Move Ships 4 AP (paid 1 gold for AP)"), line["text"]
     assert "+1 AP" not in line["text"]
+
+
+def test_a_reading_carries_the_bounds_a_correction_of_it_must_keep_to():
+    g = new_game(players=["a", "b"])
+    bounds = g.state_dict()["vision_bounds"]
+    g.command({"type": "tray_read", "tray": counts(blue=3, white=1)})
+    read = len(g.events)
+    assert g.state_dict()["vision_bounds"] != bounds  # the cubes read have left the tower
+    lines = {line["n"]: line for line in g.history()}
+    assert lines[read]["bounds"] == bounds
+    setup = next(line for line in g.history() if line["type"] == "setup_drop_read")
+    assert setup["bounds"] == dict.fromkeys(bounds, 7)  # before the set-up drop: all 49 inside
+    # A correction within them is taken; the bounds stay those before the reading.
+    g.command({"type": "tray_corrected", "target": read, "tray": counts(blue=bounds["blue"])})
+    assert {line["n"]: line for line in g.history()}[read]["bounds"] == bounds
+    g.undo()
+    g.undo()  # the reading itself undone: nothing to correct, no bounds
+    assert "bounds" not in {line["n"]: line for line in g.history()}[read]

@@ -653,7 +653,7 @@ window.CT = window.CT || {};
           type: "button", class: "secondary small correct", "aria-label": t("Correct reading #{n}", { n: h.n }), text: t("Correct"),
           onclick: () => openIn(holder, CT.countsForm(h.tray, t("Correct reading #{n}", { n: h.n }),
             (counts, button) => send({ type: "tray_corrected", target: h.n, tray: counts }, button),
-            () => holder.replaceChildren())),
+            () => holder.replaceChildren(), h.bounds)),
         }), holder);
       }
       return li;
