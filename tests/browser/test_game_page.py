@@ -122,7 +122,7 @@ def test_the_what_now_card_walks_a_game_from_the_form(served, browser):
     phone.fill(".new-game input.player-name >> nth=2", "Cleo")
     phone.click("text=Start the game")
     phone.wait_for_function(
-        "() => document.querySelector('.refusal').textContent.includes('at most 24 characters')")
+        "() => document.querySelector('.refusal')?.textContent.includes('at most 24 characters')")
     assert phone.input_value(".new-game input.player-name >> nth=1") == long_name
     assert phone.title() == "New game"
 
@@ -380,6 +380,30 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     corrected = phone.locator(f"#game-log li[data-n='{target}'] .text")
     assert corrected.text_content().endswith(f"corrected by #{target + 1} to 3 blue")
     assert game(url, phone)["state"]["offer"]["actions"] == ["blue"]
+    phone.close()
+
+
+def test_a_count_the_browser_would_refuse_is_refused_by_the_server_not_changed(served, browser):
+    """A phone whose browser lets "-2" through (no number checks) is told, and nothing is
+    written: the page must not turn it into 0 and correct the reading to that."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    target = snap["seq"]
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.click("#views a[data-view='history']")
+    line = phone.locator(f"#game-log li[data-n='{target}']")
+    line.locator("button.correct").click()
+    form = line.locator(".counts-form")
+    form.evaluate("f => { f.noValidate = true; }")
+    for typed, shown in (("-2", "-2"), ("1.5", "1.5")):
+        form.locator("input[data-colour='white']").fill(typed)
+        form.locator("button[type=submit]").click()
+        phone.wait_for_function(
+            "s => (document.querySelector('.counts-form .refusal') || {}).textContent"
+            "?.includes(s)", arg=f"got {shown}")
+        assert "white" in form.locator(".refusal").text_content()
+        assert game(url, phone)["seq"] == target  # nothing written
     phone.close()
 
 

@@ -65,13 +65,19 @@ window.CT = window.CT || {};
   }
   CT.select = select;
 
-  function intOf(input) {
+  // A number field's value as typed: null when blank, else the number, or the text when it is
+  // none. A "-2", "2.5" or "abc" goes to the server, whose refusal names it, rather than being
+  // turned into another number (or dropped) without a word.
+  function typedValue(input) {
     const text = String(input.value).trim();
     if (text === "") return null;
     const n = Number(text);
-    return Number.isFinite(n) ? Math.trunc(n) : null;
+    return Number.isFinite(n) ? n : text;
   }
-  CT.intOf = intOf;
+  CT.typedValue = typedValue;
+
+  // For the page's own sums and steps only: a whole count, or 0.
+  const countOf = (input) => { const n = typedValue(input); return Number.isInteger(n) ? n : 0; };
 
   // The counts editor: one row per colour with - / number / + ; value() gives {colour: n}.
   CT.countsEditor = function countsEditor(initial, bounds) {
@@ -85,7 +91,7 @@ window.CT = window.CT || {};
       });
       inputs[colour] = input;
       const step = (d) => () => {
-        input.value = Math.max(0, (intOf(input) || 0) + d);
+        input.value = Math.max(0, countOf(input) + d);
         input.dispatchEvent(new Event("input"));
       };
       return el("div", { class: "count-row" },
@@ -100,7 +106,7 @@ window.CT = window.CT || {};
     });
     const total = el("p", { class: "muted total" });
     const update = () => {
-      const n = COLOURS.reduce((sum, c) => sum + (intOf(inputs[c]) || 0), 0);
+      const n = COLOURS.reduce((sum, c) => sum + countOf(inputs[c]), 0);
       total.textContent = tn("{n} cube", "{n} cubes", n);
     };
     for (const input of Object.values(inputs)) input.addEventListener("input", update);
@@ -108,9 +114,9 @@ window.CT = window.CT || {};
     const node = el("div", { class: "counts-editor" }, rows, total);
     return {
       node,
-      value() {
+      value() {  // as typed (typedValue); a blank is none of the colour
         const counts = {};
-        for (const colour of COLOURS) counts[colour] = Math.max(0, intOf(inputs[colour]) || 0);
+        for (const colour of COLOURS) counts[colour] = typedValue(inputs[colour]) ?? 0;
         return counts;
       },
     };
@@ -231,11 +237,11 @@ window.CT = window.CT || {};
 
     const ap = numberInput({ max: action.ap + (opts.gold_to_buy_ap || 0), placeholder: t("all ({n})", { n: action.ap }), name: "ap" });
     parts.push(field(t("AP to spend ({n} available)", { n: action.ap }), ap));
-    readers.push((cmd) => { const n = intOf(ap); if (n !== null) cmd.ap = n; });
+    readers.push((cmd) => { const n = typedValue(ap); if (n !== null) cmd.ap = n; });
     if (opts.gold_to_buy_ap > 0) {
       const gold = numberInput({ max: opts.gold_to_buy_ap, placeholder: "0", name: "gold_spent" });
       parts.push(field(t("Gold paid for extra AP (up to {n})", { n: opts.gold_to_buy_ap }), gold));
-      readers.push((cmd) => { const n = intOf(gold); if (n) cmd.gold_spent = n; });
+      readers.push((cmd) => { const n = typedValue(gold); if (n) cmd.gold_spent = n; });
     }
 
     const colour = action.colour;
@@ -301,7 +307,7 @@ window.CT = window.CT || {};
         row.value = () => {
           if (!island.value.trim()) return null;
           const name = island.value.trim();
-          const out = { island: name, tile: tile.value, vp: intOf(vp) || 0 };
+          const out = { island: name, tile: tile.value, vp: typedValue(vp) || 0 };
           if (!islands[name]) out.big = big.big.checked;
           if (tile.value === "landscape") out.size = Number(size.value);
           return out;
@@ -321,7 +327,7 @@ window.CT = window.CT || {};
       parts.push(goodsBox);
       readers.push((cmd) => {
         const out = {};
-        for (const [good, input] of Object.entries(goods)) { const n = intOf(input); if (n) out[good] = n; }
+        for (const [good, input] of Object.entries(goods)) { const n = typedValue(input); if (n) out[good] = n; }
         if (Object.keys(out).length) cmd.commodities = out;
       });
     } else if (colour === "yellow") {
@@ -338,7 +344,7 @@ window.CT = window.CT || {};
     } else if (colour === "white") {
       const advance = numberInput({ placeholder: t("= AP"), name: "advance" });
       parts.push(field(t("Spaces to advance on the special track"), advance));
-      readers.push((cmd) => { const n = intOf(advance); if (n !== null) cmd.advance = n; });
+      readers.push((cmd) => { const n = typedValue(advance); if (n !== null) cmd.advance = n; });
       if (holds("order_jump")) {
         const jump = el("input", { type: "checkbox", name: "jump" });
         parts.push(field(t("Use order_jump: on top of the first player's disc"), jump));

@@ -255,7 +255,7 @@ window.CT = window.CT || {};
       CT.field(t("Number on the pirate marker just turned face up"), input), el("div", { class: "button-row" }, button));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
-      const value = CT.intOf(input);
+      const value = CT.typedValue(input);
       if (value === null) { refuse(button, t("Enter the number printed on the marker.")); return; }
       send({ type: "pirate_revealed", value }, button);
     });
@@ -349,7 +349,7 @@ window.CT = window.CT || {};
       const players = {};
       for (const [name, fields] of Object.entries(inputs)) {
         const values = {};
-        for (const [key, input] of Object.entries(fields)) { const n = CT.intOf(input); if (n !== null) values[key] = n; }
+        for (const [key, input] of Object.entries(fields)) { const n = CT.typedValue(input); if (n !== null) values[key] = n; }
         players[name] = values;
       }
       send({ type: "final_scoring", players }, button);
