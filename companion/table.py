@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from companion.amerigo import Game
 from companion.amerigo.events import parse_event
+from companion.bought_ap import check_bought_ap
 from companion.drops import PHASE, SETUP, Drop, check_drop, previous_drop
 from companion.errors import NeedsConfirmation, TableError
 from companion.hub import Hub
@@ -271,8 +272,9 @@ class GameTable:
 
         The game in memory is replaced only after the event is stored. ``key``: the request's
         idempotency key; a repeat (even with a fresher ``base``) gets the first answer. For a
-        drop, ``reading_id`` is the camera reading its counts come from (None: typed by hand)
-        and ``confirmed`` a player's yes to the question NeedsConfirmation asked.
+        drop, ``reading_id`` is the camera reading its counts come from (None: typed by hand);
+        ``confirmed`` is a player's yes to the question NeedsConfirmation asked (about a drop,
+        or gold paid for AP left unused).
         """
         if not isinstance(command, dict):
             raise TableError("a command must be a JSON object")
@@ -299,6 +301,7 @@ class GameTable:
                 self._check_drop(game_id, game, command, reading_id, confirmed)
             after = game.copy()
             event = after.command(command)  # RulesError: refused, the game is untouched
+            check_bought_ap(event, after.state.last_action, confirmed)
             try:
                 self._store.append_events(game_id, base, [event], idem)
             except ValueError as exc:

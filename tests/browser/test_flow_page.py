@@ -238,3 +238,36 @@ def test_a_tie_is_shown_as_a_tie_with_the_tie_break_named(served, browser):
     assert phone.evaluate("[...document.querySelectorAll('#ranking li')].map(li => li.value)")[
         :2] == [1, 1]  # a shared first place
     phone.close()
+
+
+def test_gold_paid_for_ap_left_unused_is_asked_about(served, browser):
+    """"AP to spend" counts the bought AP too: 3 AP with 1 gold when 3 are on offer would pay
+    for a point never spent. The phone asks; No sends nothing, Yes takes it as typed."""
+    url, _, device = served
+    table = device.table
+    snap = table.new_game(["Ada", "Ben"], "Test")
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2},
+                    {"type": "tray_read", "tray": {"blue": 3, "white": 1}},
+                    {"type": "action", "player": "Ada", "choice": "gold"},
+                    {"type": "action", "player": "Ben", "choice": "gold"},
+                    {"type": "tray_read", "tray": {"black": 3}}):
+        snap = table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='black']")
+    form = phone.locator(".action-form")
+    form.locator("input[name='ap']").fill("3")
+    form.locator("input[name='gold_spent']").fill("1")
+    form.locator("button[type=submit]").click()
+    question = answer(phone, yes=False)
+    assert question == ("Ada pays 1 gold for AP but spends only 3 of 4 AP, so 1 gold buy "
+                        "nothing. Pay anyway?")
+    assert table.snapshot()["seq"] == snap["seq"]
+    form.locator("button[type=submit]").click()
+    answer(phone, yes=True)
+    phone.wait_title("Ben's turn")
+    ada = next(p for p in table.snapshot()["state"]["players"] if p["name"] == "Ada")
+    assert ada["gold"] == 1
+    assert phone.errors == []
+    phone.close()
