@@ -300,7 +300,8 @@ def test_two_phones_one_acts_the_other_follows_and_a_stale_one_is_told(served, b
     b.click("button.gold-instead")
     b.wait_for_selector("#game-notice:not([hidden])")
     assert "Another phone changed the game first" in b.text_content("#game-notice")
-    assert "the game moved on" in b.text_content("#game-notice")
+    # it says where the game is now (not just "press again": it is no longer Ben's turn)
+    assert "Now: Cleo's turn." in b.text_content("#game-notice")
     assert b.title() == "Cleo's turn"  # redrawn with the fresh game
     assert game(url, a)["seq"] == seq  # the stale press was not applied
     b.shot("stale")

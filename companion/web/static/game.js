@@ -104,7 +104,9 @@ window.CT = window.CT || {};
       if (response.status === 409 && data.game) {
         setBusy(false);
         render(data.game, true);
-        notice(t("Another phone changed the game first, so nothing was sent. Check the screen and press again. ({error})", { error: data.error }));
+        // What the table is at now, not "press again": by now it may be another player's turn.
+        const now = data.game.id === null ? t("New game") : nowTitle(data.game.state);
+        notice(t("Another phone changed the game first, so nothing was sent. Now: {now}. Press again only if that is still what you meant.", { now }));
         return null;
       }
       setBusy(false);
