@@ -587,3 +587,27 @@ def test_an_older_state_arriving_late_does_not_put_the_page_back(served, browser
     phone.evaluate("g => window.CT.render(g, true)", before)
     phone.wait_title("Set up the game")
     phone.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_a_four_player_score_sheet_scrolls_in_its_box_not_the_page(served, browser, lang):
+    """Four players with long production-token cells once made the page 495 px wide on a
+    390 px phone: the grid item grew to the table instead of its scroll box scrolling."""
+    url, _, device = served
+    example_game(device.table, 190)
+    phone = Phone(browser, url, device.table_code.value)
+    if lang == "de":
+        phone.click(".lang-switch[data-lang='de']")
+        phone.wait_for_function("() => document.documentElement.lang === 'de'")
+    phone.wait_for_function("() => document.body.dataset.seq !== ''")
+    phone.click("#views a[data-view='sheet']")
+    phone.wait_for_selector("#players-card", state="visible")
+    assert len(phone.locator("#players thead th").all()) == 5  # four players beside the labels
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page is {width} px wide on a {PHONE['width']} px phone"
+    for card in ("#players-card", "#score"):
+        box = phone.locator(card).evaluate("e => e.closest('.card').getBoundingClientRect().right")
+        assert box <= PHONE["width"], card
+    phone.shot(f"sheet-4p-{lang}")
+    assert phone.errors == []
+    phone.close()
