@@ -318,7 +318,7 @@ def describe(e: dict) -> Msg:
         return _describe_action(e)
     if t == "sheet_goods":
         return Msg("{player}'s player sheet prints {goods} (one production token of each)",
-                   player=e["player"], goods=e["goods"] or Msg("no goods"))
+                   player=e["player"], goods=words.goods(e["goods"]) or Msg("no goods"))
     if t == "chest_cashed":
         return Msg("{player} cashes a treasure chest for 3 gold", player=e["player"])
     if t == "token_used":
@@ -367,7 +367,8 @@ def _describe_action(e: dict) -> Msg:
             else words.TILE[t["tile"]] for t in e["take"]]))
     if e.get("production"):
         bits.append(Msg("buys {tokens}", tokens=[
-            Msg("{good} ({cost})", good=x["good"], cost=x["cost"]) for x in e["production"]]))
+            Msg("{good} ({cost})", good=words.good(x["good"]), cost=x["cost"])
+            for x in e["production"]]))
     if e.get("tokens_taken"):
         bits.append(Msg("takes token(s) {tokens}", tokens=e["tokens_taken"]))
     if e.get("advance"):

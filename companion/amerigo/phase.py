@@ -458,7 +458,7 @@ def _green(state: GameState, p: Player, e: dict, ap: int, available: int) -> dic
                                  goods=list(state.settings.goods))
         if state.commodities_taken.get(good, 0) + n > COMMODITIES_PER_GOOD:
             raise LimitReached("there are only {n} {good} commodity tokens", n=COMMODITIES_PER_GOOD,
-                               good=good)
+                               good=words.good(good))
     for name in completed_islands(e):
         if name not in touched:
             raise NotOnOffer("island '{island}' can only be completed by building on it now",
@@ -509,7 +509,7 @@ def _yellow(state: GameState, p: Player, e: dict, ap: int, available: int) -> di
         ):
             raise LimitReached(
                 "there are only {n} {good} production tokens costing {cost}",
-                n=PRODUCTION_TOKENS_PER_GOOD[key[1]], good=key[0], cost=key[1],
+                n=PRODUCTION_TOKENS_PER_GOOD[key[1]], good=words.good(key[0]), cost=key[1],
             )
     for (good, c), n in tally.items():
         p.production[good] = p.production.get(good, 0) + n

@@ -419,7 +419,7 @@ def _sheet_goods(state: GameState, e: dict) -> Msg:
         raise MalformedEvent("a player sheet prints each good once: a good is listed twice")
     p.print_sheet_goods(goods, state.settings.goods)
     return Msg("{player} starts with production in {goods}", player=p.name,
-               goods=goods or Msg("no goods"))
+               goods=words.goods(goods) or Msg("no goods"))
 
 
 def _chest_cashed(state: GameState, e: dict) -> None:

@@ -31,6 +31,16 @@ ACTION = {
 
 TILE = {"village": Msg("village"), "landscape": Msg("landscape")}
 
+# The goods of the final scoring example ("Cotton ... Tobacco ... Sugar ... Coconut ... Coffee"),
+# the default ``goods`` setting; a table that names its goods otherwise sees its own words.
+GOOD = {
+    "cotton": Msg("cotton"),
+    "tobacco": Msg("tobacco"),
+    "sugar": Msg("sugar"),
+    "coconut": Msg("coconut"),
+    "coffee": Msg("coffee"),
+}
+
 
 def colour(name: str) -> Msg | str:
     """The colour's word; an unknown name (e.g. "?" for a joker) is said as it is."""
@@ -39,6 +49,15 @@ def colour(name: str) -> Msg | str:
 
 def colours(names) -> list[Msg | str]:
     return [colour(n) for n in names]
+
+
+def good(name: str) -> Msg | str:
+    """The good's word; a good this table named itself is said as it is."""
+    return GOOD.get(name, name)
+
+
+def goods(names) -> list[Msg | str]:
+    return [good(n) for n in names]
 
 
 def counts(tray: dict[str, int]) -> Msg:

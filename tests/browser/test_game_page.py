@@ -608,6 +608,14 @@ def test_a_four_player_score_sheet_scrolls_in_its_box_not_the_page(served, brows
     for card in ("#players-card", "#score"):
         box = phone.locator(card).evaluate("e => e.closest('.card').getBoundingClientRect().right")
         assert box <= PHONE["width"], card
+    # the goods in the phone's language, in the players' table and the sheet-goods boxes
+    production = phone.text_content("#players tr:has-text('Produ')")
+    boxes = phone.text_content("#sheets-body")
+    if lang == "de":
+        assert "Baumwolle" in production and "cotton" not in production
+        assert "Kokosnuss" in boxes and "coconut" not in boxes
+    else:
+        assert "cotton" in production and "coconut" in boxes
     phone.shot(f"sheet-4p-{lang}")
     assert phone.errors == []
     phone.close()

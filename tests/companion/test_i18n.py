@@ -93,6 +93,10 @@ def test_whole_example_games_read_in_german(name, german):
     said = localize(game.history(), german)
     assert any(h["text"].startswith("Schale abgelesen: ") for h in said)
     assert not any(h["text"].startswith(("Tray read", "Undo #")) for h in said)
+    # the goods too: "kauft Baumwolle (2)", not "kauft cotton (2)"
+    texts = " ".join(h["text"] + " " + h["outcome"] for h in said)
+    assert not re.search(r"\b(cotton|tobacco|sugar|coconut|coffee)\b", texts)
+    assert re.search(r"\b(Baumwolle|Tabak|Zucker|Kokosnuss|Kaffee)\b", texts)
 
 
 def test_a_broken_translation_falls_back_to_english_not_to_an_error():

@@ -321,8 +321,8 @@ window.CT = window.CT || {};
       const goods = {};
       const goodsBox = el("fieldset", { class: "goods" }, el("legend", { text: t("Commodities built over") }),
         (state.settings.goods || []).map((good) => {
-          goods[good] = numberInput({ max: 9, placeholder: "0", "aria-label": t("{good} commodities", { good }) });
-          return el("label", { class: "good" }, el("span", { text: good }), goods[good]);
+          goods[good] = numberInput({ max: 9, placeholder: "0", "aria-label": t("{good} commodities", { good: CT.goodName(good) }) });
+          return el("label", { class: "good" }, el("span", { text: CT.goodName(good) }), goods[good]);
         }));
       parts.push(goodsBox);
       readers.push((cmd) => {
@@ -332,7 +332,7 @@ window.CT = window.CT || {};
       });
     } else if (colour === "yellow") {
       const production = rowList(t("Production tokens bought"), t("+ Add a token"), () => {
-        const good = select([["", t("— good —")], ...(state.settings.goods || [])], { "aria-label": t("good") });
+        const good = select([["", t("— good —")], ...(state.settings.goods || []).map((g) => [g, CT.goodName(g)])], { "aria-label": t("good") });
         const cost = select([2, 3, 4].map((n) => [n, t("cost {n}", { n })]), { "aria-label": t("cost") });
         const row = rowBox(good, cost);
         row.value = () => good.value ? { good: good.value, cost: Number(cost.value) } : null;

@@ -515,7 +515,7 @@ window.CT = window.CT || {};
       const body = { players };
       if (gameName.value.trim()) body.name = gameName.value.trim();
       if (shown && shown.id !== null && shown.state.stage !== "over") {
-        const name = shown.state.name ? `"${shown.state.name}"` : `Game ${shown.id}`;
+        const name = shown.state.name ? `"${shown.state.name}"` : t("Game {n}", { n: shown.id });
         const question = t("Start a new game? {game} ({now}) stays on the device: History lists it, to look at or resume.",
           { game: name, now: nowTitle(shown.state) });
         if (!await CT.ask(question, t("Start the new game"), t("Keep playing"))) return;
@@ -613,7 +613,7 @@ window.CT = window.CT || {};
       [t("Progress"), (i) => `${ps[i].progress}${ps[i].progress_at_end ? ` ${t("(end)")}` : ""}`],
       [t("Special track"), (i) => `${ps[i].special_track}${ps[i].special_at_end ? ` ${t("(end)")}` : ""}`],
       [t("Production tokens"), (i) => Object.entries(ps[i].production || {}).filter(([, n]) => n > 0)
-        .map(([good, n]) => `${good} ${n}`).join(", ") || "—", "production"],
+        .map(([good, n]) => `${CT.goodName(good)} ${n}`).join(", ") || "—", "production"],
       [t("Chests"), (i) => ps[i].treasure_chests],
       [t("Tokens"), (i) => tokens(ps[i]), "tokens"],
     ], state.turn);

@@ -59,7 +59,7 @@ window.CT = window.CT || {};
     const viewer = $("game-viewer");
     if (!/^\d+$/.test(id)) { viewer.hidden = true; viewer.replaceChildren(); return; }
     viewer.hidden = false;
-    viewer.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
+    viewer.replaceChildren(el("p", { class: "muted", text: t("Loading…") }));
     let game;
     try {
       const response = await fetch(`/api/game/${encodeURIComponent(id)}`);
@@ -84,7 +84,7 @@ window.CT = window.CT || {};
           type: "button", class: "primary resume", text: t("Resume this game"),
           onclick: (e) => resume({ id: game.id, title: state.name }, e.currentTarget),
         }),
-        el("a", { href: `/api/game/${game.id}/events.jsonl`, download: "", class: "export", text: "Download its log" }),
+        el("a", { href: `/api/game/${game.id}/events.jsonl`, download: "", class: "export", text: t("Download its log") }),
         el("button", { type: "button", class: "secondary close-viewer", text: t("Close"), onclick: () => CT.go("history") })),
     ].filter(Boolean));
     viewer.scrollIntoView({ block: "nearest" });

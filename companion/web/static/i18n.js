@@ -33,6 +33,12 @@ window.CT = window.CT || {};
   };
   CT.colourName = (colour) => COLOUR_WORDS[colour] || colour;
 
+  // The default goods (companion.amerigo.words.GOOD); a good a table named itself stays as typed.
+  const GOOD_WORDS = {
+    cotton: t("cotton"), tobacco: t("tobacco"), sugar: t("sugar"), coconut: t("coconut"), coffee: t("coffee"),
+  };
+  CT.goodName = (good) => (Object.prototype.hasOwnProperty.call(GOOD_WORDS, good) ? GOOD_WORDS[good] : good);
+
   for (const button of document.querySelectorAll(".lang-switch")) {
     button.addEventListener("click", () => {
       document.cookie = `lang=${button.dataset.lang}; max-age=31536000; path=/; samesite=lax`;

@@ -25,7 +25,7 @@ window.CT = window.CT || {};
         { player: player.name });
     }
     return player.sheet_goods.length
-      ? t("{player}: {goods}", { player: player.name, goods: player.sheet_goods.join(", ") })
+      ? t("{player}: {goods}", { player: player.name, goods: player.sheet_goods.map(CT.goodName).join(", ") })
       : t("{player}: no goods", { player: player.name });
   }
 
@@ -42,7 +42,7 @@ window.CT = window.CT || {};
     });
     const form = el("form", { class: "sheet-form" },
       el("fieldset", { class: "goods" }, el("legend", { text: player.name }),
-        boxes.map((box, i) => el("label", { class: "inline-check" }, box, ` ${goods[i]}`))),
+        boxes.map((box, i) => el("label", { class: "inline-check" }, box, ` ${CT.goodName(goods[i])}`))),
       el("div", { class: "button-row" }, save));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
