@@ -482,12 +482,13 @@ def _final_scoring(state: GameState, e: dict) -> None:
     s = state.settings
     for name in state.players:
         got = inputs.get(name, {})
-        tracks = (("progress_vp", s.progress_track_vp), ("special_vp", s.special_track_vp))
-        for key, known in tracks:
+        tracks = (("progress_vp", s.progress_track_vp, Msg("progress track")),
+                  ("special_vp", s.special_track_vp, Msg("special track")))
+        for key, known, track in tracks:
             if known is None and key not in got:
                 raise MalformedEvent(
-                    "final scoring needs {key} for {player} (the track's VP spaces are not set)",
-                    key=key, player=name,
+                    "enter {player}'s VP on the {track}: its VP spaces are not set, so final "
+                    "scoring needs them ({key})", key=key, player=name, track=track,
                 )
             if known is not None and key in got:
                 raise MalformedEvent("{key} for {player} comes from the settings: leave it out",

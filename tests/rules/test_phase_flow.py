@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from amerigo_helpers import act, counts, finish_phase, forfeit, new_game, read
 
-from companion.amerigo.errors import LimitReached, WrongStage
+from companion.amerigo.errors import LimitReached, MalformedEvent, WrongStage
 from companion.amerigo.game import Game
 from companion.amerigo.offer import COLOURS
 
@@ -71,6 +71,11 @@ def test_round_has_seven_phases_then_round_end_then_five_rounds():
     assert g.state_dict()["pirates"]["revealed"] == [6, 1, 1, 1, 1]
     with pytest.raises(WrongStage, match="expects final_scoring"):
         g.command({"type": "tray_read", "tray": counts()})
+    # the tracks' VP spaces are not set: the players' words are asked for, by track, not by key
+    with pytest.raises(MalformedEvent) as missing:
+        g.command({"type": "final_scoring", "players": {"a": {"progress_vp": 3}}})
+    assert str(missing.value) == ("enter a's VP on the special track: its VP spaces are not "
+                                  "set, so final scoring needs them (special_vp)")
 
 
 def test_setup_order_is_free_but_complete():
