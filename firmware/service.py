@@ -218,6 +218,8 @@ class Device:
     streams: StreamSlots | None = None  # the phones' live streams; default: config.server.streams
     stop_event: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    # the picture (and exposure held) calibrate_empty last asked about: what a yes keeps
+    asked_empty: tuple[Frame, dict | None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.streams is None:
@@ -245,6 +247,8 @@ class Device:
     # after the camera was told to hold its exposure: frames it has taken since (a few frames)
     LOCK_SETTLE_SECONDS = 0.5
     LOCK_FRAME_TIMEOUT = 5.0
+    # how long a question about the empty tray's picture stands: a yes later takes a new picture
+    ASKED_EMPTY_KEEP_SECONDS = 300.0
 
     def calibrate_empty(self, confirmed: bool = False) -> dict:
         """Keep the camera's current frame as the empty-tray reference, on disk and in use.
@@ -253,17 +257,20 @@ class Device:
         white balance (saved with the calibration), and the reference is a frame taken after.
         Why it asks first when it sees cubes: a cube in the reference hides that cube, in that
         place, from every later reading; so it is kept only once a player says the tray really
-        is empty (NeedsConfirmation, then ``confirmed``)."""
-        frame = self.watcher.last_frame
-        if frame is None:
-            raise CalibrationError("no picture from the camera yet; wait a moment and try again")
-        held = self._hold_exposure()
-        if held is not None:
-            frame = self._frame_since(time.time() + self.LOCK_SETTLE_SECONDS)
+        is empty (NeedsConfirmation, then ``confirmed``). The yes keeps the picture it was
+        asked about, not a newer one, which the players never saw counted (a hand in it)."""
+        asked, self.asked_empty = self.asked_empty, None
+        if confirmed and asked is not None and (
+            time.time() - asked[0].captured_at <= self.ASKED_EMPTY_KEEP_SECONDS
+        ):
+            frame, held = asked
+        else:
+            frame, held = self._empty_candidate()
         seen = count_cubes(
             frame.image, calibration=self.session.calibration, detector=self.detector
         ).total
         if seen and not confirmed:
+            self.asked_empty = (frame, held)
             if seen == 1:
                 raise NeedsConfirmation(
                     "The camera sees {n} cube in the tray. A picture with cubes in it spoils "
@@ -279,6 +286,17 @@ class Device:
         if held is not None:
             result["exposure_held"] = held.get("controls")
         return result
+
+    def _empty_candidate(self) -> tuple[Frame, dict | None]:
+        """The frame to keep as the empty tray: the latest, or with a live camera the first one
+        after it fixed its exposure (and what it fixed)."""
+        frame = self.watcher.last_frame
+        if frame is None:
+            raise CalibrationError("no picture from the camera yet; wait a moment and try again")
+        held = self._hold_exposure()
+        if held is not None:
+            frame = self._frame_since(time.time() + self.LOCK_SETTLE_SECONDS)
+        return frame, held
 
     def _hold_exposure(self) -> dict | None:
         if not (self.config.camera.lock_exposure and self.source.live):

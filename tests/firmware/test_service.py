@@ -231,9 +231,33 @@ def test_calibrating_with_cubes_in_the_tray_asks_first(device):
     assert f"sees {seen} cubes" in asked.get_json()["confirm"]
     saved = device.config.data_path / "empty.jpg"
     assert not saved.exists() and device.watcher.read_frame.reference is None
+    asked_about = device.watcher.last_frame.frame_id
+    # the camera takes another picture before the players answer: the yes keeps the one asked
+    # about (its cubes were what the players were told of), not one they never saw counted
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "later.jpg")
+    device.watcher.step()
+    assert device.watcher.last_frame.frame_id != asked_about
     response = client.post("/api/calibrate/empty", json={"confirmed": True})
     assert response.status_code == 200 and response.get_json()["cubes_seen"] == seen
+    assert response.get_json()["frame_id"] == asked_about
     assert saved.is_file()
+    # a yes with no question standing keeps the latest picture
+    again = client.post("/api/calibrate/empty", json={"confirmed": True})
+    assert again.get_json()["frame_id"] == device.watcher.last_frame.frame_id
+
+
+def test_a_yes_long_after_the_question_takes_a_new_picture(device):
+    device, frames, _ = device
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "cubes.jpg")
+    device.watcher.step()
+    client = playing(device.app().test_client(), device.table_code)
+    assert client.post("/api/calibrate/empty").status_code == 409
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "later.jpg")
+    device.watcher.step()
+    device.ASKED_EMPTY_KEEP_SECONDS = -1.0  # the question has lapsed
+    response = client.post("/api/calibrate/empty", json={"confirmed": True})
+    assert response.get_json()["frame_id"] == device.watcher.last_frame.frame_id
+    assert response.get_json()["cubes_seen"] == 0
 
 
 def test_next_button_does_not_start_two_phases_with_one_reading(device):
