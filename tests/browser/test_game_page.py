@@ -348,6 +348,16 @@ def test_the_score_sheet_and_the_end_of_a_game(served, browser):
     assert phone.locator(".panel .ranking li").all_text_contents() == ranking
     assert phone.locator("#ranking li:not(.note)").all_text_contents() == ranking
     phone.shot("over")
+
+    # the next game starts from the "Game over" card itself; the old one stays in History
+    phone.click(".panel button.over-new-game")
+    form = phone.locator("#now-body .new-game")
+    form.locator("input.player-name").nth(0).fill("Ada")
+    form.locator("input.player-name").nth(1).fill("Ben")
+    form.locator("button[type=submit]").click()
+    phone.wait_title("Set up the game")
+    assert game(url, phone)["id"] != snap["id"]
+    assert len(phone.request.get(f"{url}/api/games").json()["games"]) == 2
     phone.close()
 
 

@@ -361,10 +361,18 @@ window.CT = window.CT || {};
 
   function overCard(game) {
     const sheet = game.score_sheet;
+    // the next game starts here too (not only under "More"): it is what the table does next
+    const holder = el("div", { class: "form-holder" });
+    const next = bigButton(t("Start a new game…"), () => {
+      holder.replaceChildren(newGameForm(() => holder.replaceChildren()));
+      holder.scrollIntoView({ block: "nearest" });
+    }, "over-new-game");
     return panel(null,
       el("p", { class: "winner", text: t("{player} wins!", { player: sheet.winner }) }),
       el("ol", { class: "ranking" }, rankingItems(sheet)),
-      tieNote(sheet));
+      tieNote(sheet),
+      el("div", { class: "button-row" }, next),
+      holder);
   }
 
   // Ranking lines: tied players share a place ("1. Ada 40 VP (tie)", "1. Ben 40 VP (tie)").
