@@ -85,6 +85,22 @@ def test_tray_corners_tapped_on_the_camera_picture(served, browser):
     for x, y in corners:  # taps where the tray's corners show on this screen
         page.locator("#corners-picture").click(position={"x": x * scale, "y": y * scale})
     assert page.locator(".corner-mark").count() == 4
+
+    def marks_on_their_corners():
+        picture = page.locator("#corners-picture").bounding_box()
+        shown = picture["width"] / natural
+        for i, (x, y) in enumerate(corners):
+            mark = page.locator(".corner-mark").nth(i).bounding_box()
+            centre = (mark["x"] + mark["width"] / 2, mark["y"] + mark["height"] / 2)
+            assert abs(centre[0] - (picture["x"] + x * shown)) <= 2
+            assert abs(centre[1] - (picture["y"] + y * shown)) <= 2
+
+    marks_on_their_corners()
+    page.set_viewport_size({"width": 844, "height": 390})  # the phone turned: a bigger picture
+    page.wait_for_function(
+        "w => document.getElementById('corners-picture').clientWidth !== w", arg=box["width"])
+    marks_on_their_corners()
+    page.set_viewport_size({"width": 390, "height": 844})
     page.click("#corners-save")
     _wait_for_text(page, "corners-result", "Saved", start=True)
     saved = device.session.status()["corners"]

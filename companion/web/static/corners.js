@@ -16,8 +16,10 @@
       const mark = document.createElement("span");
       mark.className = "corner-mark";
       mark.textContent = String(i + 1);
-      mark.style.left = `${(x / picture.naturalWidth) * picture.clientWidth}px`;
-      mark.style.top = `${(y / picture.naturalHeight) * picture.clientHeight}px`;
+      // in % of the frame (the picture fills it), so the marks stay on their corners when the
+      // phone turns and the picture is drawn at another size
+      mark.style.left = `${(x / picture.naturalWidth) * 100}%`;
+      mark.style.top = `${(y / picture.naturalHeight) * 100}%`;
       picture.parentElement.appendChild(mark);
     });
     $("corners-hint").textContent = taps.length < 4
