@@ -121,6 +121,13 @@ def test_a_new_code_sends_every_other_phone_back_to_watching(served, browser):
     assert "no longer" in other.text_content("#join-result")
     assert other.evaluate("localStorage.getItem('cubetower.tableCode')") is None
     assert not other.locator("#now-body button").first.is_visible()
+
+    # the keeper chooses to only watch, from the Device view: it is shown the join card, saying so
+    keeper.click("#leave")
+    keeper.wait_for_function("() => document.body.dataset.access === 'watching'")
+    keeper.wait_for_selector("#join-card", state="visible")
+    assert keeper.evaluate("document.body.dataset.view") == "table"
+    assert keeper.text_content("#join-result") == "This phone only watches now."
     assert errors == []
     keeper.close()
     other.close()

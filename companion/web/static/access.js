@@ -116,7 +116,11 @@ window.CT = window.CT || {};
   $("new-code").addEventListener("click", () => { $("new-code-confirm").hidden = false; });
   $("new-code-cancel").addEventListener("click", () => { $("new-code-confirm").hidden = true; });
   $("new-code-yes").addEventListener("click", renew);
-  $("leave").addEventListener("click", () => { keep(""); show(t("This phone only watches now.")); });
+  $("leave").addEventListener("click", () => {
+    keep("");
+    show(t("This phone only watches now."));
+    CT.go("join-card"); // the code card is gone: show where that is said, and how to join again
+  });
 
   show();
   CT.access = { code, check, header: HEADER };
