@@ -441,6 +441,10 @@ def test_round_end_pirates_and_the_next_marker(served, browser):
     attack = game(url, phone)["state"]["pirates"]["last_attack"]
     assert phone.text_content(".attack h3") == f"Pirates in round 1: strength {attack['strength']}"
     assert phone.locator(".attack tbody tr").count() == 4
+    heads = phone.locator(".attack thead th").all_text_contents()
+    # a Gold column only when someone got gold for fighting them off
+    got_gold = any(r.get("gold") for r in attack["players"].values())
+    assert heads == ["Player", "Cannons", "Result", *(["Gold"] if got_gold else [])]
     phone.shot("pirates")
     phone.fill("#pirate-value", "3")
     phone.click("text=Reveal this pirate marker")

@@ -270,13 +270,17 @@ window.CT = window.CT || {};
   function attackResults(state) {
     const attack = state.pirates.last_attack;
     if (!attack) return null;
+    // the Gold column only when someone got gold for fighting them off (a token's reward)
+    const gold = Object.values(attack.players).some((r) => r.gold);
     const rows = Object.entries(attack.players).map(([name, r]) => el("tr", {},
       el("th", { scope: "row", text: name }), el("td", { text: r.cannons_fired }),
-      el("td", { text: r.fought_off ? t("fought off") : t("−{n} VP", { n: r.vp_lost }) }), el("td", { text: r.gold ? `+${r.gold}` : "" })));
+      el("td", { text: r.fought_off ? t("fought off") : t("−{n} VP", { n: r.vp_lost }) }),
+      gold ? el("td", { text: r.gold ? `+${r.gold}` : "" }) : null));
+    const heads = [t("Player"), t("Cannons"), t("Result"), ...(gold ? [t("Gold")] : [])];
     return el("div", { class: "attack" },
       el("h3", { text: t("Pirates in round {round}: strength {strength}", { round: attack.round, strength: attack.strength }) }),
       el("table", { class: "grid small" },
-        el("thead", {}, el("tr", {}, [t("Player"), t("Cannons"), t("Result"), t("Gold")].map((h) => el("th", { scope: "col", text: h })))),
+        el("thead", {}, el("tr", {}, heads.map((h) => el("th", { scope: "col", text: h })))),
         el("tbody", {}, rows)));
   }
 
