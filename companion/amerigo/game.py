@@ -127,9 +127,10 @@ class Game:
         Readings also carry their ``tray`` as corrected (so a phone can offer a correction
         prefilled) and, while in force, the ``bounds`` a correction must keep to (the cubes
         each colour had in the tower and tray just before); undo/correction events carry the
-        ``target`` they refer to. A corrected reading says so in its text, with the value in
-        force and the correction's number (``corrected_by``): the history must not show a count
-        the game no longer uses.
+        ``target`` they refer to, and final scoring the track VP entered (``inputs``, so an
+        undone one can be entered again without typing it all). A corrected reading says so in
+        its text, with the value in force and the correction's number (``corrected_by``): the
+        history must not show a count the game no longer uses.
         """
         lines = []
         shown: dict[int, dict] = {}  # reading index -> its counts as in force so far
@@ -167,6 +168,8 @@ class Game:
             line["text_msg"] = text.to_json()
             if "target" in e:
                 line["target"] = e["target"]
+            if e["type"] == "final_scoring":
+                line["inputs"] = copy.deepcopy(e.get("players", {}))
             lines.append(line)
         return lines
 

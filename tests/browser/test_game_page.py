@@ -349,6 +349,16 @@ def test_the_score_sheet_and_the_end_of_a_game(served, browser):
     assert phone.locator("#ranking li:not(.note)").all_text_contents() == ranking
     phone.shot("over")
 
+    # undone to fix one player's typo: every value comes back into its field
+    phone.click("#undo")
+    phone.wait_title("Final scoring")
+    for name, values in final["players"].items():
+        for key, label in (("progress_vp", "progress"), ("special_vp", "special")):
+            field = f"input[aria-label='{name} {label} track VP']"
+            assert phone.input_value(field) == str(values[key])
+    phone.click("text=Score the game")
+    phone.wait_title("Game over")
+
     # the next game starts from the "Game over" card itself; the old one stays in History
     phone.click(".panel button.over-new-game")
     form = phone.locator("#now-body .new-game")

@@ -330,12 +330,17 @@ window.CT = window.CT || {};
     const needProgress = !state.settings.progress_track_vp;
     const needSpecial = !state.settings.special_track_vp;
     const inputs = {};
+    // an undone final scoring's values come back into the fields: fixing one typo after an undo
+    // must not mean typing every player's VP again
+    const earlier = [...game.history].reverse().find((h) => h.type === "final_scoring");
+    const before = (earlier && earlier.inputs) || {};
     const rows = state.players.map((p) => {
       inputs[p.name] = {};
       const cells = [el("th", { scope: "row", text: p.name })];
       for (const [key, need] of [["progress_vp", needProgress], ["special_vp", needSpecial]]) {
         if (!need) continue;
-        const input = CT.numberInput({ "aria-label": key === "progress_vp" ? t("{player} progress track VP", { player: p.name }) : t("{player} special track VP", { player: p.name }), class: key });
+        const input = CT.numberInput({ "aria-label": key === "progress_vp" ? t("{player} progress track VP", { player: p.name }) : t("{player} special track VP", { player: p.name }), class: key,
+          value: before[p.name] && before[p.name][key] !== undefined ? before[p.name][key] : undefined });
         inputs[p.name][key] = input;
         cells.push(el("td", {}, input));
       }
