@@ -5,6 +5,7 @@ import shutil
 import time
 
 import pytest
+from table_games import at_adas_black_turn_with_gold
 from test_game_page import SETUP_DROP, Phone, _game, game, to_actions
 
 from firmware.sources import DEMO_DIR
@@ -245,14 +246,7 @@ def test_gold_paid_for_ap_left_unused_is_asked_about(served, browser):
     for a point never spent. The phone asks; No sends nothing, Yes takes it as typed."""
     url, _, device = served
     table = device.table
-    snap = table.new_game(["Ada", "Ben"], "Test")
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2},
-                    {"type": "tray_read", "tray": {"blue": 3, "white": 1}},
-                    {"type": "action", "player": "Ada", "choice": "gold"},
-                    {"type": "action", "player": "Ben", "choice": "gold"},
-                    {"type": "tray_read", "tray": {"black": 3}}):
-        snap = table.command(snap["id"], snap["seq"], command)
+    snap = at_adas_black_turn_with_gold(table)
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     phone.click(".action-btn[data-colour='black']")

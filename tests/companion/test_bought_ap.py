@@ -1,13 +1,12 @@
 """Gold paid for AP the player then leaves unused is asked about, not taken without a word."""
 
 import pytest
+from table_games import at_adas_black_turn_with_gold
 
 from companion.errors import NeedsConfirmation
 from companion.hub import Hub
 from companion.store import Store
 from companion.table import GameTable
-
-SETUP_DROP = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
 
 
 @pytest.fixture
@@ -18,16 +17,7 @@ def table(tmp_path):
 
 
 def at_adas_black_turn(table):
-    """Ada's turn in round 1's black phase with 2 gold (both took gold in the blue phase) and
-    3 black cubes in the tray: Load Cannons for 3 AP, or up to 5 with her gold."""
-    snap = table.new_game(["Ada", "Ben"])
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2},
-                    {"type": "tray_read", "tray": {"blue": 3, "white": 1}},
-                    {"type": "action", "player": "Ada", "choice": "gold"},
-                    {"type": "action", "player": "Ben", "choice": "gold"},
-                    {"type": "tray_read", "tray": {"black": 3}}):
-        snap = table.command(snap["id"], snap["seq"], command)
+    snap = at_adas_black_turn_with_gold(table)
     state = snap["state"]
     assert state["turn"] == "Ada" and state["offer"]["ap"] == 3
     assert state["options"]["Ada"]["gold_to_buy_ap"] == 2
