@@ -23,6 +23,6 @@ def check_bought_ap(event: dict, last_action: dict | None, confirmed: bool) -> N
     if unused_gold > 0:
         raise NeedsConfirmation(
             "{player} pays {gold} gold for AP but spends only {ap} of {available} AP, so "
-            "{unused} gold buy nothing. Pay anyway?",
+            "{unused} gold is paid for nothing. Pay anyway?",
             player=event["player"], gold=gold, ap=ap, available=available, unused=unused_gold,
         )

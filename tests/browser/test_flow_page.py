@@ -255,8 +255,8 @@ def test_gold_paid_for_ap_left_unused_is_asked_about(served, browser):
     form.locator("input[name='gold_spent']").fill("1")
     form.locator("button[type=submit]").click()
     question = answer(phone, yes=False)
-    assert question == ("Ada pays 1 gold for AP but spends only 3 of 4 AP, so 1 gold buy "
-                        "nothing. Pay anyway?")
+    assert question == ("Ada pays 1 gold for AP but spends only 3 of 4 AP, so 1 gold is paid "
+                        "for nothing. Pay anyway?")
     assert table.snapshot()["seq"] == snap["seq"]
     form.locator("button[type=submit]").click()
     answer(phone, yes=True)

@@ -42,7 +42,7 @@ def test_gold_for_unspent_ap_is_asked_about_and_a_yes_goes_through(table, ap, go
             table.command(snap["id"], snap["seq"], command)
         assert str(asked.value) == (
             f"Ada pays {gold} gold for AP but spends only {ap} of {3 + gold} AP, so {unused} "
-            "gold buy nothing. Pay anyway?")
+            "gold is paid for nothing. Pay anyway?")
         assert table.snapshot()["seq"] == snap["seq"]  # nothing written
         after = table.command(snap["id"], snap["seq"], command, confirmed=True)
     else:
