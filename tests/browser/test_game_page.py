@@ -643,3 +643,40 @@ def test_a_four_player_score_sheet_scrolls_in_its_box_not_the_page(served, brows
     phone.shot(f"sheet-4p-{lang}")
     assert phone.errors == []
     phone.close()
+
+
+def test_a_half_filled_form_survives_a_reconnect_and_the_players_own_gold_token(served, browser):
+    """What a player typed stays: a Wi-Fi blip (the snapshot on reconnecting) and cashing gold
+    to pay for AP (which changes the form's limits, so it is drawn anew) both kept it."""
+    url, _, device = served
+    snap = _game(device, ["Ada", "Ben"], (
+        {"type": "setup_drop_read", "tray": SETUP_DROP},
+        {"type": "pirate_revealed", "value": 2},
+        {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "white": 1}},
+        {"type": "action", "player": "Ada", "choice": "brown", "tokens_taken": ["gold3"]},
+        {"type": "action", "player": "Ben", "choice": "gold"},
+        {"type": "tray_read", "tray": {"blue": 1, "black": 3}},
+    ))
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='blue']")
+    form = phone.locator(".action-form")
+    form.locator("input[name='ap']").fill("2")
+    form.locator("input.island").first.fill("C")
+
+    phone.evaluate("CT.source.close(); connect()")
+    phone.wait_for_function("() => CT.source.readyState === 1")
+    phone.wait_for_timeout(300)  # the snapshot's render
+    assert form.locator("input[name='ap']").input_value() == "2"
+    assert form.locator("input.island").first.input_value() == "C"
+
+    assert form.locator("input[name='gold_spent']").count() == 0  # no gold yet
+    phone.click("#more summary")
+    phone.click("button.token-used[data-token='gold3']")
+    phone.wait_seq(snap["seq"] + 1)
+    form = phone.locator(".action-form")  # drawn anew, with a gold field now
+    assert form.locator("input[name='gold_spent']").get_attribute("max") == "3"
+    assert form.locator("input[name='ap']").input_value() == "2"
+    assert form.locator("input.island").first.input_value() == "C"
+    assert phone.errors == []
+    phone.close()

@@ -223,6 +223,40 @@ window.CT = window.CT || {};
     return wrap;
   }
 
+  CT.actionKey = (player, action) => `${player}|${action.colour}|${action.via}`;
+
+  // What a half-filled form holds, to be put back into the same form drawn anew (another phone
+  // changed the game, or this one cashed a chest to pay for AP): how many rows each row list
+  // has, and each field's value by its name (the nth field of that name).
+  function fieldName(node) {
+    return node.name || node.getAttribute("aria-label") || node.className || node.type;
+  }
+  function fieldsOf(form) {
+    const seen = {};
+    return [...form.querySelectorAll("input, select, textarea")].map((node) => {
+      const name = fieldName(node);
+      seen[name] = (seen[name] || 0) + 1;
+      return [`${name}#${seen[name]}`, node];
+    });
+  }
+  CT.formState = (form) => ({
+    rows: [...form.querySelectorAll("fieldset.rowlist")].map((box) => box.rows().length),
+    fields: Object.fromEntries(fieldsOf(form).map(([key, node]) =>
+      [key, node.type === "checkbox" ? node.checked : node.value])),
+  });
+  CT.restoreForm = (form, saved) => {
+    [...form.querySelectorAll("fieldset.rowlist")].forEach((box, i) => {
+      while (box.rows().length < (saved.rows[i] || 0)) box.addRow();
+    });
+    for (const [key, node] of fieldsOf(form)) {
+      if (!(key in saved.fields) || node.disabled) continue;
+      if (node.type === "checkbox") node.checked = saved.fields[key];
+      else node.value = saved.fields[key];
+      node.dispatchEvent(new Event("input"));
+      node.dispatchEvent(new Event("change"));
+    }
+  };
+
   // The details form for one colour action. onSubmit(command, button).
   CT.actionForm = function actionForm(game, player, action, onSubmit, onCancel) {
     const state = game.state;
@@ -360,7 +394,7 @@ window.CT = window.CT || {};
     const heading = action.via !== "tray"
       ? t("{action} ({colour}, via {via})", { action: action.name, colour: colourName(colour), via: action.via === "white" ? colourName("white") : t("the green/red token") })
       : t("{action} ({colour})", { action: action.name, colour: colourName(colour) });
-    const form = el("form", { class: `sub-form action-form ${colour}`, dataset: { colour } },
+    const form = el("form", { class: `sub-form action-form ${colour}`, dataset: { colour, key: CT.actionKey(player, action) } },
       el("h3", {}, CT.swatch(colour), ` ${heading}`),
       parts,
       el("div", { class: "button-row" }, submit,

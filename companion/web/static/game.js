@@ -698,6 +698,15 @@ window.CT = window.CT || {};
 
   // force: show this game even if it looks no newer (the server's answer to a conflict, or
   // the snapshot of a new connection, which may follow a restart that lost the last event)
+  function reopen(carried, state) {
+    const button = [...$("now-body").querySelectorAll(".action-btn")].find((b) =>
+      CT.actionKey(state.turn, { colour: b.dataset.colour, via: b.dataset.via }) === carried.key);
+    if (!button) return; // not on offer any more (another turn, another phase)
+    button.click();
+    const form = $("now-body").querySelector(".action-form");
+    if (form) CT.restoreForm(form, carried.state);
+  }
+
   function render(game, force) {
     if (!game) return;
     const same = shown && game.id === shown.id && game.seq === shown.seq;
@@ -728,19 +737,25 @@ window.CT = window.CT || {};
       state.phase ? t("{colour} phase", { colour: colourName(state.phase) }) : ""]
       .filter(Boolean).join(" · ");
     $("now-title").textContent = nowTitle(state);
+    // Each part is drawn anew only when what it shows changed (``force`` only lets a snapshot
+    // through, e.g. on reconnecting): a half-filled form must survive a Wi-Fi blip. An open
+    // action form still on offer is opened again with what was typed.
     const key = situationKey(game);
-    if (key !== shownKey || force) {
+    if (key !== shownKey) {
+      const open = $("now-body").querySelector(".action-form");
+      const carried = open ? { key: open.dataset.key, state: CT.formState(open) } : null;
       clearRefusals();
       $("now-body").replaceChildren(...nowBody(game).filter(Boolean));
       shownKey = key;
+      if (carried) reopen(carried, state);
     }
     const more = moreKey(game);
-    if ((more !== shownMoreKey || force) && !newGameOpen) {
+    if (more !== shownMoreKey && !newGameOpen) {
       $("more-body").replaceChildren(...moreBody(game));
       shownMoreKey = more;
     }
     const sheets = CT.sheetGoodsKey(state);
-    if (sheets !== shownSheetsKey || force) {
+    if (sheets !== shownSheetsKey) {
       $("sheets-body").replaceChildren(CT.sheetGoods(game, send));
       shownSheetsKey = sheets;
     }
