@@ -589,7 +589,8 @@ def describe_outcome(summary: dict) -> Msg | None:
     bits = []
     if summary.get("ap_bought"):  # the total, so "+1 AP bought" is not read as the whole
         bought, total = summary["ap_bought"], summary["ap_available"]
-        bits.append(f"{total} AP in all ({total - bought} + {bought} bought with {bought} gold)")
+        bits.append(Msg("{total} AP in all ({own} + {bought} bought with {bought} gold)",
+                        total=total, own=total - bought, bought=bought))
     if summary.get("gold"):
         bits.append(Msg("+{n} gold", n=summary["gold"]))
     if summary.get("vp_from_excess_gold"):

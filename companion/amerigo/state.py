@@ -38,6 +38,7 @@ from .errors import (
     UnknownPlayer,
     WrongStage,
 )
+from .events import describe
 from .islands import Island
 from .ledger import Ledger
 from .players import Player
@@ -597,5 +598,7 @@ def fold(events: list[dict], settings: Settings | None = None) -> tuple[GameStat
         try:
             apply_event(state, e, i + 1)
         except RulesError as exc:
-            raise exc.within("event #{n} ({type}): {error}", n=i + 1, type=e["type"]) from None
+            # in the history's words: a correction or undo that makes a later event impossible
+            raise exc.within("#{n} in the history ({event}) would no longer be possible: {error}",
+                             n=i + 1, event=describe(e)) from None
     return state, res

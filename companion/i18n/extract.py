@@ -29,6 +29,7 @@ REFUSALS = (
     "Msg", "RulesError", "MalformedEvent", "UnknownPlayer", "WrongStage", "OutOfTurn",
     "NotOnOffer", "NotEnough", "LimitReached", "NothingToUndo", "TableError", "SeqConflict",
     "KeyReused", "BadInput", "NeedsConfirmation", "StaleReading",
+    "within",  # RulesError.within(template, ...): a refusal placed in a larger message
 )
 
 

@@ -3,6 +3,9 @@ force, ties are shared places with the tie-break named, bought AP come with the 
 
 from amerigo_helpers import arrange, counts, new_game
 
+from companion.i18n import load_catalogues
+from companion.i18n.web import localize
+
 
 def test_a_corrected_reading_shows_the_corrected_value_in_the_history():
     g = new_game(players=["a", "b"])
@@ -52,6 +55,8 @@ def test_ap_bought_with_gold_say_the_total():
     line = g.history()[-1]
     assert line["text"] == "a: Special Action (paid 2 gold for AP) advances 5"
     assert line["outcome"].startswith("5 AP in all (3 + 2 bought with 2 gold)")
+    german = localize([line], load_catalogues()["de"])[0]  # a message, not fixed English
+    assert german["outcome"].startswith("5 AP insgesamt (3 + 2 mit 2 Gold gekauft)")
     # the AP typed is what was spent, bought AP included: the line must not add them again
     arrange(g, "b", gold=1)
     g.command({"type": "action", "player": "b", "choice": "blue", "ap": 4, "gold_spent": 1})
