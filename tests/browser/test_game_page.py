@@ -680,3 +680,31 @@ def test_a_half_filled_form_survives_a_reconnect_and_the_players_own_gold_token(
     assert form.locator("input.island").first.input_value() == "C"
     assert phone.errors == []
     phone.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_progress_form_with_its_long_token_names_fits_the_phone(served, browser, lang):
+    url, _, device = served
+    _game(device, ["Ada", "Ben"], (
+        {"type": "setup_drop_read", "tray": SETUP_DROP},
+        {"type": "pirate_revealed", "value": 2},
+        {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "white": 1}},
+    ))
+    phone = Phone(browser, url, device.table_code.value)
+    if lang == "de":
+        phone.click(".lang-switch[data-lang='de']")
+        phone.wait_for_function("() => document.documentElement.lang === 'de'")
+    phone.wait_for_selector(".action-btn[data-colour='brown']")
+    phone.click(".action-btn[data-colour='brown']")
+    form = phone.locator(".action-form")
+    form.locator("button.add").first.click()
+    form.locator("select.token-kind").select_option("order_jump")  # the longest text
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page is {width} px wide on a {PHONE['width']} px phone"
+    for select in form.locator("select").all():
+        box = select.bounding_box()
+        if box:
+            assert box["x"] + box["width"] <= PHONE["width"]
+    phone.shot(f"progress-form-{lang}")
+    assert phone.errors == []
+    phone.close()
