@@ -640,6 +640,16 @@ def test_a_four_player_score_sheet_scrolls_in_its_box_not_the_page(served, brows
         assert "Kokosnuss" in boxes and "coconut" not in boxes
     else:
         assert "cotton" in production and "coconut" in boxes
+        # what Build may place and what the goods score: one line each, from the game's state
+        for p in game(url, phone)["state"]["players"]:
+            cell = f"#players tr.commodities td[data-player='{p['name']}']"
+            lines = phone.locator(f"{cell} .goods-list > span")
+            wanted = [f"{good}\u00a0{n}" for good, n in p["commodities"].items() if n]
+            assert lines.all_text_contents() == wanted
+            planned = phone.text_content(f"#players tr.planned td[data-player='{p['name']}']")
+            villages = p["supply"]["villages"]
+            assert (f"{villages} village" in planned) == bool(villages)
+        assert any(p["commodities"] for p in game(url, phone)["state"]["players"])
     phone.shot(f"sheet-4p-{lang}")
     assert phone.errors == []
     phone.close()

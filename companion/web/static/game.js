@@ -618,6 +618,21 @@ window.CT = window.CT || {};
       if (!p.progress_tokens.length) list.textContent = "—";
       return list;
     };
+    // one good a line, "cotton 4" kept together (a cell of words wrapped one a line was unreadable)
+    const goodsList = (counts) => {
+      const items = Object.entries(counts || {}).filter(([, n]) => n > 0);
+      return items.length
+        ? el("span", { class: "goods-list" }, items.map(([good, n]) => el("span", { text: `${CT.goodName(good)}\u00a0${n}` })))
+        : "—";
+    };
+    // the tiles planned and not yet built: what Build may place (its refusals name them)
+    const planned = (p) => {
+      const { villages, landscapes } = p.supply;
+      const parts = [villages ? tn("{n} village", "{n} villages", villages) : null,
+        landscapes.length ? tn("landscape {sizes}", "landscapes {sizes}", landscapes.length, { sizes: landscapes.join(", ") }) : null];
+      const lines = parts.filter(Boolean);
+      return lines.length ? el("span", { class: "goods-list" }, lines.map((text) => el("span", { text }))) : "—";
+    };
     const posts = (p) => {
       const islands = Object.entries(p.trading_posts).map(([isl, n]) => `${isl}${n > 1 ? `×${n}` : ""}`);
       return islands.length ? `${p.trading_posts_total} (${islands.join(", ")})` : "0";
@@ -629,8 +644,9 @@ window.CT = window.CT || {};
       [t("Trading posts"), (i) => posts(ps[i]), "posts"],
       [t("Progress"), (i) => `${ps[i].progress}${ps[i].progress_at_end ? ` ${t("(end)")}` : ""}`],
       [t("Special track"), (i) => `${ps[i].special_track}${ps[i].special_at_end ? ` ${t("(end)")}` : ""}`],
-      [t("Production tokens"), (i) => Object.entries(ps[i].production || {}).filter(([, n]) => n > 0)
-        .map(([good, n]) => `${CT.goodName(good)} ${n}`).join(", ") || "—", "production"],
+      [t("Production tokens"), (i) => goodsList(ps[i].production), "production"],
+      [t("Commodities"), (i) => goodsList(ps[i].commodities), "commodities"],
+      [t("Planned tiles"), (i) => planned(ps[i]), "planned"],
       [t("Chests"), (i) => ps[i].treasure_chests],
       [t("Tokens"), (i) => tokens(ps[i]), "tokens"],
     ], state.turn);
