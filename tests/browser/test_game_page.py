@@ -693,18 +693,21 @@ def test_a_half_filled_form_survives_a_reconnect_and_the_players_own_gold_token(
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])
-def test_the_progress_form_with_its_long_token_names_fits_the_phone(served, browser, lang):
+def test_the_action_buttons_and_the_progress_form_fit_the_phone(served, browser, lang):
     url, _, device = served
     _game(device, ["Ada", "Ben"], (
         {"type": "setup_drop_read", "tray": SETUP_DROP},
         {"type": "pirate_revealed", "value": 2},
-        {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "white": 1}},
+        {"type": "tray_read", "tray": {"blue": 3, "brown": 1, "yellow": 1, "white": 1}},
     ))
     phone = Phone(browser, url, device.table_code.value)
     if lang == "de":
         phone.click(".lang-switch[data-lang='de']")
         phone.wait_for_function("() => document.documentElement.lang === 'de'")
     phone.wait_for_selector(".action-btn[data-colour='brown']")
+    for button in phone.locator(".action-btn").all():  # "Produktionsplättchen kaufen" too
+        outer, name = button.bounding_box(), button.locator(".action-name").bounding_box()
+        assert name["x"] + name["width"] <= outer["x"] + outer["width"], button.text_content()
     phone.click(".action-btn[data-colour='brown']")
     form = phone.locator(".action-form")
     form.locator("button.add").first.click()
