@@ -76,7 +76,8 @@ def test_the_goods_on_each_player_sheet_at_set_up_and_corrected_later(served, br
     phone.wait_seq(snap["seq"] + 1)
     snap = device.table.snapshot()
     assert player(snap, "Ada")["sheet_goods"] == ["cotton", "coffee"]
-    assert phone.cell("players", "production", "Ada") == "cotton 1, coffee 1"
+    production = phone.locator("#players tr.production td[data-player='Ada'] .goods-list > span")
+    assert production.all_text_contents() == ["cotton\u00a01", "coffee\u00a01"]  # a good a line
     assert snap["history"][-1]["text"] == (
         "Ada's player sheet prints cotton, coffee (one production token of each)")
     phone.shot("sheets")

@@ -155,6 +155,15 @@ window.CT = window.CT || {};
     ["vp_gold", t("final: VP = gold track")],
   ];
   CT.TOKEN_TEXT = Object.fromEntries(SIMPLE_TOKENS);
+  // What a token does, for the players (its name, e.g. "ap1:red+green", is the log's word)
+  CT.tokenLabel = (name) => {
+    if (name.startsWith("ap2:")) return t("+2 AP on {colour}", { colour: colourName(name.slice(4)) });
+    if (name.startsWith("ap1:")) {
+      const [a, b] = name.slice(4).split("+");
+      return t("+1 AP on {colour} or {other}", { colour: colourName(a), other: colourName(b) });
+    }
+    return CT.TOKEN_TEXT[name] || name;
+  };
 
   function tokenRow() {
     const kind = select([
@@ -302,7 +311,7 @@ window.CT = window.CT || {};
       completes();
       if (holds("ships8")) {
         const ships = el("input", { type: "checkbox", name: "ships8" });
-        parts.push(field(t("Use ships8 (+8 AP per ship)"), ships));
+        parts.push(field(t("Use the ship token (+8 AP per ship)"), ships));
         readers.push((cmd) => { if (ships.checked) cmd.tokens_used = ["ships8"]; });
       }
     } else if (colour === "red") {
@@ -381,7 +390,7 @@ window.CT = window.CT || {};
       readers.push((cmd) => { const n = typedValue(advance); if (n !== null) cmd.advance = n; });
       if (holds("order_jump")) {
         const jump = el("input", { type: "checkbox", name: "jump" });
-        parts.push(field(t("Use order_jump: on top of the first player's disc"), jump));
+        parts.push(field(t("Use the token: put the disc on top of the first player's disc"), jump));
         readers.push((cmd) => { if (jump.checked) cmd.jump = true; });
       }
       const atEnd = el("input", { type: "checkbox", name: "at_end" });

@@ -491,7 +491,7 @@ window.CT = window.CT || {};
           out.push(el("button", {
             type: "button", class: "cmd secondary token-used", dataset: { player: p.name, token: tok.name },
             onclick: (e) => send({ type: "token_used", player: p.name, token: tok.name }, e.currentTarget),
-          }, t("{player}: use {token} ({n} gold now)", { player: p.name, token: tok.name, n: tok.name === "gold3" ? 3 : 5 })));
+          }, t("{player}: use the gold token ({n} gold now)", { player: p.name, n: tok.name === "gold3" ? 3 : 5 })));
         }
       }
     }
@@ -613,7 +613,7 @@ window.CT = window.CT || {};
     const tokens = (p) => {
       const list = el("span", { class: "tokens" });
       for (const tok of p.progress_tokens) {
-        list.append(el(tok.used ? "s" : "span", { class: "token", text: tok.name, title: CT.TOKEN_TEXT[tok.name] || tok.name }));
+        list.append(el(tok.used ? "s" : "span", { class: "token", text: CT.tokenLabel(tok.name), title: tok.name, dataset: { token: tok.name } }));
       }
       if (!p.progress_tokens.length) list.textContent = "—";
       return list;
