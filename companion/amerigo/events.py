@@ -369,12 +369,14 @@ def _describe_action(e: dict) -> Msg:
         bits.append(Msg("buys {tokens}", tokens=[
             Msg("{good} ({cost})", good=words.good(x["good"]), cost=x["cost"])
             for x in e["production"]]))
-    if e.get("tokens_taken"):
-        bits.append(Msg("takes token(s) {tokens}", tokens=e["tokens_taken"]))
+    if e.get("tokens_taken"):  # what each does, not its log name ("gold5"); "; " as they hold ","
+        bits.append(Msg("takes token(s) {tokens}", tokens=joined(
+            [describe_token(name) for name in e["tokens_taken"]], "; ")))
     if e.get("advance"):
         bits.append(Msg("advances {n}", n=e["advance"]))
     if e.get("jump"):
         bits.append(Msg("jumps to the top of the first player's stack"))
     if e.get("tokens_used"):
-        bits.append(Msg("using {tokens}", tokens=e["tokens_used"]))
+        bits.append(Msg("using {tokens}", tokens=joined(
+            [describe_token(name) for name in e["tokens_used"]], "; ")))
     return joined(bits, " ")

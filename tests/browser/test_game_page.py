@@ -493,7 +493,8 @@ def test_brown_token_then_use_the_gold_token(served, browser):
     form.locator("select.token-kind").select_option("gold5")
     form.locator("button[type=submit]").click()
     phone.wait_title("Ben's turn")
-    assert phone.text_content("#game-log li").startswith("Ada: Progress takes token(s) gold5")
+    assert phone.text_content("#game-log li").startswith(
+        "Ada: Progress takes token(s) once only: 5 gold")
     assert phone.cell("players", "tokens", "Ada") == "once: 5 gold"  # what it does, not "gold5"
     gold = int(phone.cell("players", "gold", "Ada"))
     phone.click("#more summary")

@@ -83,7 +83,7 @@ def test_whole_example_games_read_in_german(name, german):
     lines = (EXAMPLES / name).read_text().splitlines()
     game = Game.from_events([json.loads(line) for line in lines if line.strip()])
     known = {m.id for m in read_catalog("de") if m.id}
-    structure = re.compile(r"^(\{p\d+\}[ ,]*)+$")  # text.joined: nothing to translate
+    structure = re.compile(r"^(\{p\d+\}[ ,;]*)+$")  # text.joined: nothing to translate
     seen: set = set()
     for line in game.history():
         _templates(line["text_msg"], seen)
