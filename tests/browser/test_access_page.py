@@ -152,5 +152,7 @@ def test_a_playing_phones_header_fits_the_phones_width(served, browser, lang):
     for selector in ("#code-chip", "#status", ".lang-switch[data-lang='de']"):
         box = phone.locator(selector).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], selector
+    # and the game's title keeps room to be read (it was squeezed to one letter beside the chips)
+    assert phone.locator("#game-title").bounding_box()["width"] >= 7 * 16 - 1
     assert errors == []
     phone.close()
