@@ -346,7 +346,9 @@ window.CT = window.CT || {};
         const sync = () => { size.hidden = tile.value !== "landscape"; };
         tile.addEventListener("change", sync);
         sync();
-        const row = rowBox(island, big, tile, size, vp);
+        // "VP" beside the box, not only as its placeholder: once a number is typed it says what it is
+        const vpLabel = el("label", { class: "inline-check" }, vp, ` ${t("VP")}`);
+        const row = rowBox(island, big, tile, size, vpLabel);
         row.value = () => {
           if (!island.value.trim()) return null;
           const name = island.value.trim();
