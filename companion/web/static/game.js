@@ -712,8 +712,7 @@ window.CT = window.CT || {};
       s.players.map((p) => [p.name, p.treasure_chests, p.progress_tokens])]);
   }
 
-  // force: show this game even if it looks no newer (the server's answer to a conflict, or
-  // the snapshot of a new connection, which may follow a restart that lost the last event)
+  // An action form that was open, opened again in the card drawn anew, with what was typed.
   function reopen(carried, state) {
     const button = [...$("now-body").querySelectorAll(".action-btn")].find((b) =>
       CT.actionKey(state.turn, { colour: b.dataset.colour, via: b.dataset.via }) === carried.key);
@@ -723,6 +722,8 @@ window.CT = window.CT || {};
     if (form) CT.restoreForm(form, carried.state);
   }
 
+  // force: show this game even if it looks no newer (the server's answer to a conflict, or
+  // the snapshot of a new connection, which may follow a restart that lost the last event)
   function render(game, force) {
     if (!game) return;
     const same = shown && game.id === shown.id && game.seq === shown.seq;
