@@ -9,7 +9,9 @@ fell") is only taken when a player says so. The set-up drop has no phase before 
 not refused, since each can really happen.
 
 "After" is decided by reading ids, not by the clock: the store marks every game event with the
-newest reading id at the time it was written (``Store.reading_mark``), and ids only grow.
+newest reading id at the time it was written (``Store.reading_mark``), and ids only grow. A
+reading of a tray the camera saw unchanged (after a restart, or "read now") counts as taken when
+that tray was first read (``same_tray_as``).
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def check_drop(drop: Drop) -> None:
     total = sum(int(drop.counts.get(c, 0)) for c in COLOURS)
     if drop.reading_id is not None:
         _same_as_reading(drop)
-    fresh = drop.reading_id is None or drop.after is None or drop.reading_id > drop.after
+    # a reading of a tray the camera saw unchanged is as old as that tray's first reading
+    taken = (drop.reading or {}).get("same_tray_as") or drop.reading_id
+    fresh = drop.reading_id is None or drop.after is None or taken > drop.after
     if drop.kind == PHASE:
         if not fresh:
             since = (Msg("the {colour} phase began", colour=colour(drop.previous))

@@ -65,11 +65,22 @@ class TrayBoard:
             "warnings": list(reading.get("warnings", [])),
             "ms": reading.get("ms"),
         }
+        if reading.get("tray_unchanged"):
+            body["same_tray_as"] = self._first_of_this_tray()
         said = warning_messages(reading)
         if said is not None:  # the web says "warnings" from these, in each phone's language
             body["doubts"] = list(reading["doubts"])
             body["warnings_msg"] = said
         return self._record(frame_id, body, picture)
+
+    def _first_of_this_tray(self) -> int | None:
+        """The first reading of the tray the camera says is unchanged: the newest reading that
+        was not a failed picture, or the one it in turn said it was the same as. A restart or
+        "read now" reading the tray again must not pass for a new drop (companion.drops)."""
+        for reading_id, body in self._store.recent_readings(limit=20):
+            if not body.get("error"):
+                return body.get("same_tray_as") or reading_id
+        return None
 
     def publish_error(self, frame_id: str, message: str) -> dict:
         """A frame that could not be read still replaces the old reading: stale counts mislead."""

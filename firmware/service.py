@@ -31,6 +31,7 @@ from companion.web.app import DeviceHooks, create_app
 from companion.web.streams import StreamSlots
 from firmware.config import Config
 from firmware.panel import NullPanel, Panel, open_panel
+from firmware.scene import SceneMemory
 from firmware.session import CONFIRMED_DROPS, SessionCalibration, parse_corners
 from firmware.sources import (
     DEMO_DIR,
@@ -139,6 +140,8 @@ class Reader:
     # told of every reading with its frame (the empty-tray keeper listens here)
     on_reading: Callable[[np.ndarray, TrayReading], None] = lambda image, reading: None
     last_read: np.ndarray | None = None  # the frame behind the latest reading
+    # whether each frame read shows the last one's tray unchanged (firmware.scene)
+    scene: SceneMemory = field(default_factory=SceneMemory)
 
     def __call__(self, image: np.ndarray) -> Outcome:
         started = time.perf_counter()
@@ -153,7 +156,10 @@ class Reader:
         self.last_read = image
         self.on_reading(image, reading)
         picture = encode_jpeg(tray_picture(image, reading), max_width=self.picture_width)
-        return Outcome({**reading.to_dict(), "ms": round(ms, 1)}, picture)
+        body = {**reading.to_dict(), "ms": round(ms, 1)}
+        if self.scene.unchanged(image):
+            body["tray_unchanged"] = True  # the board dates it from that tray's first reading
+        return Outcome(body, picture)
 
 
 def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | None:
@@ -496,6 +502,7 @@ def _wire(config, source, detector, notifier, panel, buttons, pin_factory, strea
         table.vision_bounds,
         calibration=lambda: session.calibration,
         detector=detector,
+        scene=SceneMemory(config.data_path / "last-tray.png"),
     )
     mirror = PanelMirror(board, NullPanel("not opened yet"))
     watcher = TrayWatcher(

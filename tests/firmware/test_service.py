@@ -405,3 +405,76 @@ def test_two_savers_of_the_same_picture_at_once_both_succeed_and_leave_one_whole
     assert saved is not None
     assert min(abs(float(saved.mean()) - v) for v in (40, 200)) < 3  # one of them, whole
     assert [p.name for p in tmp_path.iterdir()] == ["empty.jpg"]  # no partial left over
+
+
+def _phase_started_from_the_camera(device, frames, client):
+    """A game whose blue phase began with the camera's reading of drop02 (the set-up drop
+    typed by hand); the blue phase's actions are then all taken. The reading used, by id."""
+    game = device.table.new_game(["Eva", "Finn"])
+    for command in ({"type": "setup_drop_read", "tray": SETUP_BY_HAND},
+                    {"type": "pirate_revealed", "value": 0}):
+        game = device.table.command(game["id"], game["seq"], command)
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
+    device.watcher.step()
+    used = device.board.latest()
+    body = {"base": game["seq"], "command": {"type": "tray_read", "tray": used["counts"]},
+            "reading": used["id"]}
+    response = client.post(f"/api/game/{game['id']}/command", json=body)
+    assert response.status_code == 200, response.get_json()
+    game = response.get_json()
+    while game["state"]["stage"] == "actions":
+        command = {"type": "action", "player": game["state"]["turn"], "choice": "gold"}
+        game = device.table.command(game["id"], game["seq"], command)
+    return game, used["id"]
+
+
+SETUP_BY_HAND = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
+
+
+def _next_phase_from(client, game, reading):
+    body = {"base": game["seq"], "command": {"type": "tray_read", "tray": reading["counts"]},
+            "reading": reading["id"]}
+    return client.post(f"/api/game/{game['id']}/command", json=body)
+
+
+def test_read_now_on_an_unchanged_tray_cannot_start_the_next_phase(device):
+    """"Read the tray now" reads the same tray again under a new id: it is still the blue
+    phase's drop, so it may not start the black phase (one reading, one phase)."""
+    device, frames, _ = device
+    client = playing(device.app().test_client(), device.table_code)
+    game, used = _phase_started_from_the_camera(device, frames, client)
+    assert game["state"]["stage"] == "tray" and game["state"]["phase"] == "black"
+    device.watcher.request_read()
+    device.watcher.step()
+    again = device.board.latest()
+    assert again["id"] > used and again["same_tray_as"] == used
+    refused = _next_phase_from(client, game, again)
+    assert refused.status_code == 400 and refused.get_json()["kind"] == "StaleReading"
+    # the black cubes dropped: a changed tray is a new reading, and starts the black phase
+    shutil.copy(DEMO_DIR / "drop05.jpg", frames / "c.jpg")
+    device.watcher.step()
+    fresh = device.board.latest()
+    assert "same_tray_as" not in fresh
+    assert _next_phase_from(client, game, fresh).status_code == 200
+
+
+def test_after_a_restart_the_unchanged_tray_is_still_the_last_phases_drop(tmp_path, factory,
+                                                                          fake):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    first = build_device(config, FolderSource(frames), pin_factory=factory, detector=fake)
+    client = playing(first.app().test_client(), first.table_code)
+    game, used = _phase_started_from_the_camera(first, frames, client)
+    first.stop()  # the plug pulled: a new process on the same data and the same tray
+    factory.reset()
+    second = build_device(config, FolderSource(frames), pin_factory=factory, detector=fake)
+    try:
+        second.watcher.step()  # its first look reads the tray again
+        again = second.board.latest()
+        assert again["id"] > used and again["same_tray_as"] == used
+        client = playing(second.app().test_client(), second.table_code)
+        refused = _next_phase_from(client, game, again)
+        assert refused.status_code == 400 and refused.get_json()["kind"] == "StaleReading"
+    finally:
+        second.stop()

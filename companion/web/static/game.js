@@ -165,9 +165,11 @@ window.CT = window.CT || {};
 
   // The reading was there before this phase's previous one began (or before the game was
   // started): the server will not let it start a phase, since it may be the last drop's.
+  // A reading of a tray the camera saw unchanged dates from that tray's first reading.
   function staleReading(tray) {
+    const taken = tray.same_tray_as || tray.id;
     return !!(shown && shown.reading_after !== null && shown.reading_after !== undefined
-      && tray.id !== undefined && tray.id !== null && tray.id <= shown.reading_after);
+      && taken !== undefined && taken !== null && taken <= shown.reading_after);
   }
 
   // What the drop before this one was, in words: "the set-up drop", "the brown phase began".
