@@ -72,7 +72,11 @@ class FolderSource(FrameSource):
 
     def _newest(self) -> Path | None:
         newest, newest_key = None, None
-        for path in self.folder.iterdir():
+        try:
+            paths = list(self.folder.iterdir())
+        except OSError as exc:  # deleted, unmounted, no longer readable: the camera is gone
+            raise FrameError(f"the frame folder {self.folder} is gone ({exc.strerror})") from exc
+        for path in paths:
             if path.suffix.lower() not in IMAGE_SUFFIXES or path.name.startswith("."):
                 continue
             try:

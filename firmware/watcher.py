@@ -204,15 +204,18 @@ class TrayWatcher:
         """Whether the camera delivers, in words a player (or a monitoring script) can use."""
         waited = self.seconds_without_picture()
         body = {
-            "ok": not self.stalled(),
+            # a camera that fails now is not ok, even one (a folder) that cannot stall
+            "ok": not self.stalled() and self._last_error is None,
             "camera": self.source.name,
             "seconds_since_picture": round(waited, 1),
         }
-        if not body["ok"]:
+        if self.stalled():
             body["problem"] = (
                 f"the camera has given no picture for {waited:.0f} s"
                 + (f" ({self._last_error})" if self._last_error else "")
             )
+        elif self._last_error:
+            body["problem"] = self._last_error
         for key in ("restarts", "focus"):
             value = getattr(self.source, key, None)
             if value:

@@ -215,7 +215,8 @@ def create_app(
 
     @app.get("/api/health")
     def api_health():
-        """200 while the device works; 503 (with the problem in words) while its camera stalls."""
+        """200 while the device works; 503 (with the problem in words) while its camera stalls
+        or its pictures fail."""
         camera = hooks.health() if hooks.health else None
         ok = camera is None or bool(camera.get("ok"))
         body = {"ok": ok, "phones": streams.count, "stream_slots": streams.limit}

@@ -478,3 +478,25 @@ def test_after_a_restart_the_unchanged_tray_is_still_the_last_phases_drop(tmp_pa
         assert refused.status_code == 400 and refused.get_json()["kind"] == "StaleReading"
     finally:
         second.stop()
+
+
+def test_a_deleted_frame_folder_is_said_once_and_fails_the_health_check(device, caplog):
+    device, frames, _ = device
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    device.watcher.step()
+    client = device.app().test_client()
+    assert client.get("/api/health").status_code == 200
+    shutil.rmtree(frames)
+    with caplog.at_level("WARNING"):
+        for _ in range(5):
+            device.watcher.step()  # no traceback, and said once, not every 0.1 s
+    assert not [r for r in caplog.records if r.exc_info]
+    assert sum("camera problem" in r.getMessage() for r in caplog.records) == 1
+    status = device.board.status()
+    assert status["state"] == "error" and "is gone" in status["message"]
+    health = client.get("/api/health")
+    assert health.status_code == 503 and "is gone" in health.get_json()["camera"]["problem"]
+    frames.mkdir()  # back: the camera is well again
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
+    device.watcher.step()
+    assert client.get("/api/health").status_code == 200
