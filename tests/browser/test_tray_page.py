@@ -111,3 +111,19 @@ def test_tray_corners_tapped_on_the_camera_picture(served, browser):
     _wait_for_text(page, "corners-result", "by itself")
     assert device.session.status()["corners"] is None
     page.close()
+
+
+def test_a_camera_that_is_gone_is_said_in_words_on_the_tray_card(served, browser):
+    """A phone cannot hover over the "problem" chip: the reason shows on the card, and goes
+    once the camera is back."""
+    url, frames, device = served
+    page = _page_on(browser, url, frames, "drop01.jpg", device.table_code.value)
+    assert page.locator("#camera-problem").is_hidden()
+    shutil.rmtree(frames)
+    page.wait_for_selector("#camera-problem:not([hidden])", timeout=15000)
+    assert page.text_content("#camera-problem").startswith("Camera problem: the frame folder")
+    assert "is gone" in page.text_content("#camera-problem")
+    frames.mkdir()
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
+    page.wait_for_selector("#camera-problem", state="hidden", timeout=15000)
+    page.close()

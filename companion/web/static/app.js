@@ -67,6 +67,10 @@ function showStatus(status) {
   el.dataset.state = status.state;
   el.textContent = STATUS_TEXT[status.state] || status.state;
   el.title = status.message || "";
+  // a phone cannot hover: the problem in words on the tray card too (the chip only says "problem")
+  const problem = $("camera-problem");
+  problem.hidden = !(status.state === "error" && status.message);
+  problem.textContent = problem.hidden ? "" : t("Camera problem: {message}", { message: status.message });
 }
 
 async function loadHistory() {
