@@ -53,10 +53,44 @@ def load_image(path) -> np.ndarray:
         raise VisionError(f"empty file: {p}")
     if _truncated_jpeg(data):
         raise VisionError(f"truncated JPEG (cut off, or still being written): {p}")
+    size = _header_size(data)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        raise VisionError(
+            f"picture too large: {size[0]} x {size[1]} pixels (at most "
+            f"{MAX_PIXELS // 1_000_000} megapixels; a tray needs far fewer): {p}")
     img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if img is None or img.size == 0:
         raise VisionError(f"not an image file (cannot decode): {p}")
     return img
+
+
+# Why a limit before decoding: a 14 MB JPEG of 30000 x 30000 pixels took 5.5 GB to read, more
+# than a Pi has. 64 megapixels is a phone's largest photo mode, at about 200 MB decoded.
+MAX_PIXELS = 64_000_000
+_JPEG_SIZE_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # SOF0..SOF15
+
+
+def _header_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's or a JPEG's header, without decoding; None otherwise."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    i = 2
+    while i + 9 <= len(data):
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # a fill byte before the marker
+            i += 1
+            continue
+        if marker in _JPEG_SIZE_MARKERS:
+            height, width = data[i + 5:i + 7], data[i + 7:i + 9]
+            return int.from_bytes(width, "big"), int.from_bytes(height, "big")
+        if marker == 0xDA:  # the scan begins: no frame header before it
+            return None
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+    return None
 
 
 def _truncated_jpeg(data: bytes) -> bool:

@@ -44,6 +44,32 @@ def test_a_jpeg_cut_off_while_being_written_is_refused(tmp_path):
         load_image(cut)
 
 
+def _claiming(data: bytes, width: int, height: int, ext: str) -> bytes:
+    """A small picture's bytes whose header claims another size (what a decoder would allocate)."""
+    data = bytearray(data)
+    if ext == ".png":
+        data[16:24] = width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    else:
+        sof = data.index(b"\xff\xc0")
+        data[sof + 5:sof + 9] = height.to_bytes(2, "big") + width.to_bytes(2, "big")
+    return bytes(data)
+
+
+@pytest.mark.parametrize("ext", [".jpg", ".png"])
+def test_a_picture_too_large_to_decode_is_refused_before_decoding(tmp_path, ext):
+    """A 14 MB JPEG of 30000 x 30000 pixels once took 5.5 GB to read: more than a Pi has."""
+    _, buf = cv2.imencode(ext, np.full((64, 96, 3), 128, np.uint8))
+    bomb = tmp_path / f"bomb{ext}"
+    bomb.write_bytes(_claiming(buf.tobytes(), 30000, 30000, ext))
+    with pytest.raises(VisionError, match="too large: 30000 x 30000 pixels"):
+        load_image(bomb)
+    # a camera's and a phone's pictures are read as before
+    normal = tmp_path / f"normal{ext}"
+    _, buf = cv2.imencode(ext, np.full((2000, 4000, 3), 128, np.uint8))
+    normal.write_bytes(buf.tobytes())
+    assert load_image(normal).shape == (2000, 4000, 3)
+
+
 def test_text_file(tmp_path):
     p = tmp_path / "notes.png"
     p.write_text("hello")
