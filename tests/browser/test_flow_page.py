@@ -265,3 +265,38 @@ def test_gold_paid_for_ap_left_unused_is_asked_about(served, browser):
     assert ada["gold"] == 1
     assert phone.errors == []
     phone.close()
+
+
+def test_the_bump_form_starts_empty_while_the_tray_shows_the_phases_own_drop(served, browser):
+    """During the actions the latest reading is the phase's own drop: a bump form filled with
+    it would count those cubes twice. A newer reading (cubes that fell out since) fills it."""
+    url, frames, device = served
+    snap = device.table.new_game(["Ada", "Ben"], "Test")
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "a.jpg")
+    drop = latest_reading(device)
+    phase = {"type": "tray_read", "tray": drop["counts"]}
+    snap = device.table.command(snap["id"], snap["seq"], phase, reading_id=drop["id"])
+    assert snap["state"]["stage"] == "actions"
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_seq(snap["seq"])
+    phone.click("#more summary")
+    phone.click("#more-body button.bump")
+    values = phone.locator("#more-body .counts-form input.count-input")
+    assert set(values.evaluate_all("inputs => inputs.map((i) => i.value)")) == {"0"}
+
+    shutil.copy(DEMO_DIR / "drop11.jpg", frames / "b.jpg")  # cubes fell out since
+    end = time.monotonic() + 15
+    while device.board.latest()["id"] == drop["id"] and time.monotonic() < end:
+        time.sleep(0.05)
+    bumped = device.board.latest()
+    assert bumped["id"] != drop["id"]
+    phone.click("#more-body .counts-form button.secondary")  # cancel
+    phone.wait_for_function("id => CT.tray && CT.tray.id === id", arg=bumped["id"])
+    phone.click("#more-body button.bump")
+    blue = phone.locator("#more-body .counts-form input[data-colour='blue']")
+    assert blue.input_value() == str(bumped["counts"]["blue"])
+    assert phone.errors == []
+    phone.close()

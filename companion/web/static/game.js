@@ -466,7 +466,11 @@ window.CT = window.CT || {};
       type: "button", class: "secondary small bump",
       text: t("Cubes fell out early (bump)"),
       onclick: () => {
-        const form = CT.countsForm(afterDrop ? {} : trayNow().counts, t("Record the bumped cubes"),
+        // prefilled only from a reading newer than this phase's start: the phase's own drop (or
+        // an older tray) is not a bump, and recording it would count those cubes twice
+        const tray = trayNow();
+        const start = afterDrop || staleReading(tray) ? {} : tray.counts;
+        const form = CT.countsForm(start, t("Record the bumped cubes"),
           (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren(),
           shown && shown.state.vision_bounds);
         if (afterDrop) {
