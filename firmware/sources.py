@@ -101,7 +101,7 @@ class FolderSource(FrameSource):
         try:
             image = load_image(path)
         except VisionError as exc:
-            raise FrameError(f"{path.name}: {exc}") from exc
+            raise FrameError(str(exc)) from exc  # its words name the file already
         frame = Frame(image, f"{path.name}@{stat.st_mtime_ns}", self._wall_clock(), path.name)
         self._cached = (key, frame)
         return frame
