@@ -365,14 +365,17 @@ def _pirate_revealed(state: GameState, e: dict) -> None:
         state.start_phase()
 
 
-def _tray_read(state: GameState, e: dict) -> None:
+def _tray_read(state: GameState, e: dict) -> Msg | None:
     _need(state, TRAY, what=Msg("reading the tray"))
     state.ledger.read_tray(e["tray"])
     if sum(state.ledger.action.values()) == 0:
         # "If a storage space is empty or no cubes fall out of the tower, skip this phase"
-        state.skipped.append({"round": state.round, "phase": state.colour, "why": "no cubes out"})
+        skipped = state.colour
+        state.skipped.append({"round": state.round, "phase": skipped, "why": "no cubes out"})
         state.end_phase()
-        return
+        # said in the history: "Tray read: no cubes" alone did not say the phase was skipped
+        return Msg("the {colour} phase is skipped: no cube fell out",
+                   colour=words.colour(skipped))
     state.phase_order = state.order()
     state.acted = []
     state.stage = ACTIONS

@@ -16,6 +16,8 @@ def test_phase_with_no_cubes_out_is_skipped():
     read(g)  # nothing fell out
     st = g.state_dict()
     assert st["phase"] == "black" and st["skipped_phases"][0]["why"] == "no cubes out"
+    assert g.history()[-1]["outcome"] == (
+        "the blue phase is skipped: no cube fell out; next: round 1, black phase")
 
 
 def test_empty_storage_space_is_skipped():
