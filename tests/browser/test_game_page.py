@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from table_games import SETUP_DROP
 
 from firmware.sources import DEMO_DIR
 
@@ -15,7 +16,6 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "companion" / "amerigo" / "examples" / "game-4p.jsonl"
 SHOTS = Path("/tmp")
 PHONE = {"width": 390, "height": 844}
-SETUP_DROP = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
 FIRST_TRAY = {"blue": 3, "white": 1}
 
 

@@ -15,6 +15,7 @@ import pytest
 from fake_detector import FakeDetector, demo_detector
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from table_access import playing
+from table_games import SETUP_DROP
 
 import vision.detector
 from firmware.config import Config, with_overrides
@@ -411,7 +412,7 @@ def _phase_started_from_the_camera(device, frames, client):
     """A game whose blue phase began with the camera's reading of drop02 (the set-up drop
     typed by hand); the blue phase's actions are then all taken. The reading used, by id."""
     game = device.table.new_game(["Eva", "Finn"])
-    for command in ({"type": "setup_drop_read", "tray": SETUP_BY_HAND},
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
                     {"type": "pirate_revealed", "value": 0}):
         game = device.table.command(game["id"], game["seq"], command)
     shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
@@ -427,8 +428,6 @@ def _phase_started_from_the_camera(device, frames, client):
         game = device.table.command(game["id"], game["seq"], command)
     return game, used["id"]
 
-
-SETUP_BY_HAND = {"blue": 4, "black": 4, "red": 5, "brown": 3, "green": 4, "yellow": 5, "white": 3}
 
 
 def _next_phase_from(client, game, reading):
