@@ -51,6 +51,9 @@ def doubt_message(doubt: Mapping[str, Any]) -> Msg | None:
                   "read as {other}", colour=colour(first), other=colour(second))
     elif kind == "no_outline":
         msg = Msg("the tray's outline was not found: are the tray's corners in view?")
+    elif kind == "no_colour":
+        msg = Msg("the picture has no colour (a black-and-white camera?): the cubes' colours "
+                  "cannot be told")
     else:
         return None
     times = doubt.get("times", 1)

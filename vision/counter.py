@@ -125,6 +125,27 @@ def check_frame(image, what: str = "image") -> np.ndarray:
     return image
 
 
+def without_colour(image: np.ndarray) -> bool:
+    """Whether the picture carries no colour: its three channels the same almost everywhere.
+
+    Why: a black-and-white camera (or a colour one switched to its night mode) still shows
+    where the cubes are, and the network still names a colour for each, as surely as ever;
+    a reading of it must say that its colours are guesses. A colour camera's noise alone
+    makes its channels differ by more than a few levels in far more than 1 % of its pixels;
+    a grey picture saved as JPEG keeps them within one or two.
+    """
+    step = max(1, int(np.sqrt(image.shape[0] * image.shape[1] / 40_000)))
+    sample = image[::step, ::step].astype(np.int16)
+    spread = sample.max(axis=2) - sample.min(axis=2)
+    return float(np.mean(spread > GREY_SPREAD)) < GREY_SHARE
+
+
+# a pixel whose channels differ by more than this has colour; a picture with fewer than this
+# share of such pixels has none (``without_colour``)
+GREY_SPREAD = 4
+GREY_SHARE = 0.01
+
+
 def reference_for(image: np.ndarray, reference) -> np.ndarray | None:
     """The reference checked and scaled to the picture's size (None stays None)."""
     if reference is None:
@@ -277,6 +298,9 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
         said.append(Doubt("one_more", colour, place=tray.place(c.x, c.y, w, h)))
     if found.outline_missing:
         said.append(Doubt("no_outline"))
+    if (counted or doubts) and without_colour(image):
+        said.append(Doubt("no_colour"))
+        cubes = [Cube(c.colour, c.x, c.y, c.confidence, True) for c in cubes]
     corner_tuple = None if corners is None else tuple((float(x), float(y)) for x, y in corners)
     # the same doubt once, with how often ("twice", "3 times")
     return TrayReading.of(cubes, merged(said), corner_tuple)

@@ -34,6 +34,8 @@ DOUBT_TEXTS: dict[str, str] = {
     "too_many_read_as": "more {colour} cubes read than the tower can hold: the least sure one is "
                         "read as {other}",
     "no_outline": "the tray's outline was not found: are the tray's corners in view?",
+    "no_colour": "the picture has no colour (a black-and-white camera?): the cubes' colours "
+                 "cannot be told",
 }
 
 

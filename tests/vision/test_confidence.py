@@ -19,7 +19,7 @@ from vision.train import calibrate
 from vision.train.calibrate import platt
 from vision.train.data import LabelledCube, Sample
 
-FRAME = np.full((360, 640, 3), 128, np.uint8)
+FRAME = np.full((360, 640, 3), (96, 110, 128), np.uint8)  # a colour picture
 FLOOR = [[120, 60], [520, 60], [520, 300], [120, 300]]
 
 

@@ -15,13 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.calibration import Calibration
-from vision.counter import DOUBT_SHARE, count_cubes, load_image, packaged_detector
+from vision.counter import (
+    DOUBT_SHARE,
+    count_cubes,
+    load_image,
+    packaged_detector,
+    without_colour,
+)
 from vision.errors import VisionError
 from vision.reading import COLOURS, DOUBT_TEXTS, PLACES, Doubt, TrayReading
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
 W, H = 640, 360
-FRAME = np.full((H, W, 3), 128, np.uint8)
+FRAME = np.full((H, W, 3), (96, 110, 128), np.uint8)  # a brownish table: a colour picture
 FLOOR = [[120, 60], [520, 60], [520, 300], [120, 300]]  # the tray's floor as found
 
 
@@ -201,12 +207,35 @@ def test_what_the_table_taught_moves_a_doubtful_colour():
 
 # -- the pictures it accepts ------------------------------------------------------------------
 
-def test_a_grey_picture_is_read_as_bgr():
+def test_a_grey_picture_is_read_as_bgr_and_its_colours_are_said_to_be_guesses():
     fake = FakeDetector(detections([cube(200, 100, "red")], FLOOR))
     reading = count_cubes(np.full((H, W), 90, np.uint8), detector=fake)
     assert reading.total == 1
     image, _ = fake.calls[-1]
     assert image.shape == (H, W, 3) and image.dtype == np.uint8
+    assert reading.doubts == (Doubt("no_colour"),) and reading.cubes[0].uncertain
+    assert reading.warnings == ("the picture has no colour (a black-and-white camera?): the "
+                                "cubes' colours cannot be told",)
+
+
+def test_a_black_and_white_camera_saved_as_colour_jpeg_has_no_colour_but_a_colour_one_has():
+    colour = load_image(MINI / "s000" / "drop11.jpg")  # nine cubes
+    grey = cv2.cvtColor(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    ok, jpeg = cv2.imencode(".jpg", grey, [cv2.IMWRITE_JPEG_QUALITY, 70])
+    assert ok
+    assert without_colour(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))
+    assert not without_colour(colour)
+    # a colour picture of a dim, nearly grey table is still a colour picture
+    assert not without_colour((colour * 0.25 + 80).astype(np.uint8))
+    reading = count_cubes(grey)
+    assert reading.total > 0 and Doubt("no_colour") in reading.doubts
+    assert "no_colour" not in {d.kind for d in count_cubes(colour).doubts}
+
+
+def test_an_empty_grey_picture_raises_no_colour_doubt():
+    """Nothing to name: a grey picture of an empty tray is just an empty tray."""
+    fake = FakeDetector(detections([], FLOOR))
+    assert count_cubes(np.full((H, W, 3), 90, np.uint8), detector=fake).doubts == ()
 
 
 def test_a_bgra_picture_is_read_as_bgr():

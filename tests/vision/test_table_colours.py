@@ -26,8 +26,9 @@ def lab_of(bgr) -> np.ndarray:
 
 
 def table(cubes: list[tuple[float, float, tuple]]) -> np.ndarray:
-    """A grey tray with square cubes of these BGR colours at these centres."""
-    image = np.full((360, 640, 3), 150, np.uint8)
+    """A pale tray with square cubes of these BGR colours at these centres (a colour picture:
+    a grey one is read as having no colour, ``vision.counter.without_colour``)."""
+    image = np.full((360, 640, 3), (140, 150, 160), np.uint8)
     for x, y, bgr in cubes:
         image[int(y) - 12:int(y) + 13, int(x) - 12:int(x) + 13] = bgr
     return image
@@ -45,7 +46,7 @@ def test_the_colour_is_the_windows_median_even_at_the_pictures_edge():
     image[100, 200] = (255, 255, 255)  # one glint on the face does not move the median
     labs = lab_colours(image, [(200, 100), (0, 0), (639.7, 359.9)], 25.0)
     assert np.allclose(labs[0], lab_of(BROWN_BGR))
-    assert np.allclose(labs[1], lab_of((150, 150, 150))) and np.allclose(labs[2], labs[1])
+    assert np.allclose(labs[1], lab_of((140, 150, 160))) and np.allclose(labs[2], labs[1])
 
 
 # -- what is learned ----------------------------------------------------------------------------
