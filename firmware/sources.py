@@ -89,6 +89,10 @@ class FolderSource(FrameSource):
 
     def read(self) -> Frame:
         path = self._newest()
+        if path is None and self._cached is not None:
+            # it gave pictures: one that stops is a camera that stopped, not a tray to wait for
+            raise FrameError(f"the frame folder {self.folder} holds no picture any more (the "
+                             f"last was {self._cached[1].label})")
         if path is None:
             raise NoFrameYet(f"no image in {self.folder} yet")
         try:

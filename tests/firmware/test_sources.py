@@ -57,6 +57,17 @@ def test_folder_source_ignores_other_files_and_says_when_empty(tmp_path):
         source.read()
 
 
+def test_a_folder_emptied_after_its_pictures_is_a_camera_problem_until_one_comes(tmp_path):
+    write_image(tmp_path / "a.png", 10, mtime=1000)
+    source = FolderSource(tmp_path)
+    source.read()
+    (tmp_path / "a.png").unlink()
+    with pytest.raises(FrameError, match=r"holds no picture any more \(the last was a\.png\)"):
+        source.read()
+    write_image(tmp_path / "b.png", 20, mtime=2000)
+    assert source.read().label == "b.png"
+
+
 def test_folder_source_reports_a_corrupt_image_as_a_frame_error(tmp_path):
     (tmp_path / "bad.jpg").write_bytes(b"not really a jpeg")
     with pytest.raises(FrameError, match=r"bad\.jpg"):
