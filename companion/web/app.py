@@ -124,7 +124,7 @@ def create_app(
         picture = board.picture(reading_id)
         if picture is None:
             missing = Msg("no picture kept for reading {reading}", reading=reading_id)
-            return jsonify(error=missing), 404
+            return jsonify(error=missing, kind="NotFound"), 404
         response = Response(picture, mimetype="image/jpeg")
         response.cache_control.max_age = 86400  # a reading's picture never changes
         return response
@@ -132,14 +132,15 @@ def create_app(
     @app.post("/api/tray/read")
     def api_tray_read():
         if hooks.read_now is None:
-            return jsonify(error=Msg("this device has no camera loop to read from")), 503
+            return jsonify(error=Msg("this device has no camera loop to read from"),
+                           kind="NoCamera"), 503
         hooks.read_now()
         return jsonify(ok=True), 202
 
     @app.post("/api/calibrate/empty")
     def api_calibrate_empty():
         if hooks.calibrate_empty is None:
-            return jsonify(error=NO_CAMERA), 503
+            return jsonify(error=NO_CAMERA, kind="NoCamera"), 503
         data = request.get_data()  # no body: a plain "calibrate now"
         body = json_body(data, request.mimetype, CALIBRATE_FIELDS) if data else {}
         confirmed = body.get("confirmed", False)
@@ -148,18 +149,18 @@ def create_app(
         try:
             return jsonify(hooks.calibrate_empty(confirmed))
         except RuntimeError as exc:
-            return jsonify(error=_device_error(exc)), 409
+            return jsonify(error=_device_error(exc), kind=type(exc).__name__), 409
 
     @app.get("/api/calibration")
     def api_calibration():
         if hooks.calibration_status is None:
-            return jsonify(error=NO_CAMERA), 503
+            return jsonify(error=NO_CAMERA, kind="NoCamera"), 503
         return jsonify(hooks.calibration_status())
 
     @app.post("/api/calibrate/corners")
     def api_calibrate_corners():
         if hooks.set_corners is None:
-            return jsonify(error=NO_CAMERA), 503
+            return jsonify(error=NO_CAMERA, kind="NoCamera"), 503
         usage = Msg('send {{"corners": [[x, y], [x, y], [x, y], [x, y]]}} '
                     'or {{"corners": null}} for the automatic tray finder')
         try:
@@ -168,19 +169,19 @@ def create_app(
             return jsonify(error=Msg("{reason}: {usage}", reason=exc.msg, usage=usage),
                            kind="BadInput"), 400
         if "corners" not in body:
-            return jsonify(error=usage), 400
+            return jsonify(error=usage, kind="BadInput"), 400
         try:
             return jsonify(hooks.set_corners(body["corners"]))
         except ValueError as exc:
-            return jsonify(error=_device_error(exc)), 400
+            return jsonify(error=_device_error(exc), kind=type(exc).__name__), 400
         except RuntimeError as exc:
-            return jsonify(error=_device_error(exc)), 409
+            return jsonify(error=_device_error(exc), kind=type(exc).__name__), 409
 
     @app.get("/api/camera/picture.jpg")
     def api_camera_picture():
         picture = hooks.camera_picture() if hooks.camera_picture else None
         if picture is None:
-            return jsonify(error=Msg("no picture from the camera yet")), 404
+            return jsonify(error=Msg("no picture from the camera yet"), kind="NotFound"), 404
         response = Response(picture, mimetype="image/jpeg")
         response.headers["Cache-Control"] = "no-store"
         return response

@@ -44,7 +44,7 @@ def game_blueprint(table: GameTable) -> Blueprint:
 
     @api.errorhandler(SeqConflict)
     def conflict(exc: SeqConflict):
-        return jsonify(error=exc.msg, game=table.snapshot()), 409
+        return jsonify(error=exc.msg, kind="SeqConflict", game=table.snapshot()), 409
 
     @api.get("/api/game")
     def current_game():

@@ -44,6 +44,7 @@ def create_server(
         channel_timeout=channel_timeout,  # idle keep-alive connections let go after this
         connection_limit=CONNECTIONS_PER_THREAD * threads,
         asyncore_use_poll=True,
-        # a larger body is refused (413) before it is buffered; the app's own limit
-        max_request_body_size=MAX_BODY_BYTES,
+        # a far larger body is refused (413, waitress's plain text) before it is buffered;
+        # one just over the app's own limit reaches the app, which says so as JSON
+        max_request_body_size=4 * MAX_BODY_BYTES,
     )

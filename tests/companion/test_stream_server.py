@@ -4,6 +4,7 @@ import json
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -12,7 +13,7 @@ from table_access import policy
 from companion.hub import Hub
 from companion.store import Store
 from companion.tray import TrayBoard
-from companion.web.app import create_app
+from companion.web.app import DeviceHooks, create_app
 from companion.web.server import create_server
 from companion.web.streams import StreamSlots
 
@@ -130,3 +131,29 @@ def test_pages_reloading_do_not_use_up_the_slots(served):
     for phone in [*holders, page]:
         assert phone.wait_for('"frame_id":"frame-8"', timeout=2)
     assert api_status_ms(port) < 1000
+
+
+def test_a_body_over_the_limit_is_refused_in_words_as_json(tmp_path):
+    """waitress lets a body a little over the app's 64 KiB through, so the app says it."""
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    access = policy(tmp_path)
+    app = create_app(TrayBoard(store, hub), hub, DeviceHooks(set_corners=lambda _: {}),
+                     access=access)
+    server = create_server(app, StreamSlots(hub, 1), api_threads=1)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.effective_port}/api/calibrate/corners", method="POST",
+        data=b"[" * 70_000, headers={"Content-Type": "application/json",
+                                      "X-Table-Code": access.code.value})
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        assert refused.value.code == 413
+        body = json.loads(refused.value.read())
+        assert body["kind"] == "RequestEntityTooLarge" and "too big" in body["error"]
+    finally:
+        server.close()
+        thread.join(timeout=5)
+        store.close()

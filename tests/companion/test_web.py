@@ -155,7 +155,47 @@ def test_a_corners_request_without_corners_is_a_clear_400(corner_client, body):
     client, taken = corner_client
     response = client.post("/api/calibrate/corners", json=body)
     assert response.status_code == 400 and "corners" in response.get_json()["error"]
+    assert response.get_json()["kind"] == "BadInput"
     assert taken == []
+
+
+def test_every_device_refusal_says_its_kind(tmp_path):
+    """The README's promise: every refusal is JSON with ``error`` and ``kind``."""
+    class NotNow(RuntimeError):
+        pass
+
+    def refuse_now(*_):
+        raise NotNow("no picture from the camera yet; wait a moment and try again")
+
+    def refuse_corners(_):
+        raise ValueError("the tray cannot be read with those corners")
+
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    access = policy(tmp_path)
+    busy = create_app(TrayBoard(store, hub), hub,
+                      DeviceHooks(set_corners=refuse_now, calibrate_empty=refuse_now),
+                      access=access)
+    bare = create_app(TrayBoard(store, hub), hub, access=access)
+    client, none = playing(busy.test_client(), access), playing(bare.test_client(), access)
+    wrong = create_app(TrayBoard(store, hub), hub, DeviceHooks(set_corners=refuse_corners),
+                       access=access)
+    four = {"corners": [[1, 2], [30, 2], [30, 20], [1, 20]]}
+    for response, status, kind in [
+        (client.post("/api/calibrate/corners", json=four), 409, "NotNow"),
+        (client.post("/api/calibrate/empty"), 409, "NotNow"),
+        (playing(wrong.test_client(), access).post("/api/calibrate/corners", json=four), 400,
+         "ValueError"),
+        (none.post("/api/calibrate/corners", json=four), 503, "NoCamera"),
+        (none.post("/api/calibrate/empty"), 503, "NoCamera"),
+        (none.get("/api/calibration"), 503, "NoCamera"),
+        (none.post("/api/tray/read"), 503, "NoCamera"),
+        (none.get("/api/camera/picture.jpg"), 404, "NotFound"),
+        (none.get("/api/tray/picture/7.jpg"), 404, "NotFound"),
+    ]:
+        assert response.status_code == status
+        assert response.get_json()["kind"] == kind and response.get_json()["error"]
+    store.close()
 
 
 def test_corners_the_device_refuses_are_a_400_with_its_reason(corner_client):
