@@ -419,12 +419,16 @@ def test_a_count_the_browser_would_refuse_is_refused_by_the_server_not_changed(s
     form.evaluate("f => { f.noValidate = true; }")
     for typed, shown in (("-2", "-2"), ("1.5", "1.5")):
         form.locator("input[data-colour='white']").fill(typed)
+        # the total names it, neither summed as itself nor as 0
+        assert form.locator(".total").text_content() == "not a number of cubes: white"
         form.locator("button[type=submit]").click()
         phone.wait_for_function(
             "s => (document.querySelector('.counts-form .refusal') || {}).textContent"
             "?.includes(s)", arg=f"got {shown}")
         assert "white" in form.locator(".refusal").text_content()
         assert game(url, phone)["seq"] == target  # nothing written
+    form.locator("input[data-colour='white']").fill("2")
+    assert form.locator(".total").text_content().endswith(" cubes")
     phone.close()
 
 

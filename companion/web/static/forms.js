@@ -106,8 +106,19 @@ window.CT = window.CT || {};
     });
     const total = el("p", { class: "muted total" });
     const update = () => {
-      const n = COLOURS.reduce((sum, c) => sum + countOf(inputs[c]), 0);
-      total.textContent = tn("{n} cube", "{n} cubes", n);
+      // a typed value that is no count (-2, 1.5, "x") is named, not summed as 0 or as itself
+      const bad = COLOURS.filter((c) => {
+        const v = typedValue(inputs[c]);
+        return v !== null && !(Number.isInteger(v) && v >= 0);
+      });
+      if (bad.length) {
+        total.textContent = t("not a number of cubes: {colours}",
+          { colours: bad.map((c) => colourName(c)).join(", ") });
+      } else {
+        const n = COLOURS.reduce((sum, c) => sum + countOf(inputs[c]), 0);
+        total.textContent = tn("{n} cube", "{n} cubes", n);
+      }
+      total.classList.toggle("not-a-count", bad.length > 0);
     };
     for (const input of Object.values(inputs)) input.addEventListener("input", update);
     update();
