@@ -249,6 +249,40 @@ def test_undo_then_redo(served, browser):
     phone.close()
 
 
+def test_a_tap_right_after_the_game_changed_presses_nothing(served, browser):
+    """The second tap of a double tap lands on the button now in the same place: Ben's "Gold
+    instead" after Ada's, or Undo again. For a moment after each change nothing takes a tap."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.wait_for_timeout(700)
+    second_tap = """async () => {
+        const before = document.body.dataset.seq;
+        document.querySelector('button.gold-instead').click();
+        while (document.body.dataset.seq === before) await new Promise((r) => setTimeout(r, 5));
+        const now = document.querySelector('button.gold-instead');  // Ben's, where Ada's was
+        const held = now.disabled;
+        now.click();
+        return held;
+    }"""
+    assert phone.evaluate(second_tap) is True
+    phone.wait_title("Ben's turn")
+    phone.wait_for_timeout(800)
+    assert game(url, phone)["seq"] == snap["seq"] + 1  # Ada's gold only
+    assert not phone.locator("button.gold-instead").is_disabled()  # and Ben may tap now
+    phone.evaluate("""async () => {
+        const before = document.body.dataset.seq;
+        document.querySelector('#undo').click();
+        while (document.body.dataset.seq === before) await new Promise((r) => setTimeout(r, 5));
+        document.querySelector('#undo').click();
+    }""")
+    phone.wait_title("Ada's turn")
+    phone.wait_for_timeout(800)
+    assert game(url, phone)["seq"] == snap["seq"] + 2  # one undo
+    phone.close()
+
+
 def test_a_lost_answer_is_sent_again_with_the_same_key_and_applied_once(served, browser):
     """The Wi-Fi drops the device's answer: the page sends the tap again with its key, the
     device answers as the first time, and the tap counts once (no "another phone" notice)."""

@@ -24,18 +24,43 @@ window.CT = window.CT || {};
   CT.game = () => shown;
 
   // --- sending -------------------------------------------------------------------------
-  // A button that is off for its own reason carries data-off="1"; busy turns every command off.
+  // A button that is off for its own reason carries data-off="1"; busy turns every command off,
+  // and so does a change of the game for a moment (``hold``).
   function setBusy(on) {
     busy = on;
     document.body.classList.toggle("busy", on);
-    for (const button of document.querySelectorAll("button.cmd")) {
-      button.disabled = on || button.dataset.off === "1";
-    }
+    applyOff();
   }
 
   function setOff(button, off) {
     button.dataset.off = off ? "1" : "";
-    button.disabled = busy || off;
+    button.disabled = blocked() || off;
+  }
+
+  // A tap presses what is drawn when the finger comes down. After the game changed, the same
+  // place may hold another command: the second tap of a double tap on "Gold instead" would take
+  // the next player's gold, a second tap on Undo would undo one more. So for a moment after
+  // each change every command button is off; a tap then is one meant for what was there before
+  // (a form's own submit is not held: a form is filled, not tapped twice).
+  const HOLD_MS = 500;
+  let heldUntil = 0;
+  let holdTimer = null;
+
+  function blocked() {
+    return busy || performance.now() < heldUntil;
+  }
+
+  function applyOff() {
+    for (const button of document.querySelectorAll("button.cmd")) {
+      button.disabled = blocked() || button.dataset.off === "1";
+    }
+  }
+
+  function hold() {
+    heldUntil = performance.now() + HOLD_MS;
+    applyOff();
+    clearTimeout(holdTimer);
+    holdTimer = setTimeout(applyOff, HOLD_MS + 20);
   }
 
   function clearRefusals() {
@@ -789,6 +814,7 @@ window.CT = window.CT || {};
     CT.onTray();
     if (CT.onGameShown) CT.onGameShown(game, previous);
     if (busy) setBusy(true); // freshly drawn buttons stay disabled while a request is out
+    if (previous && !same && previous.id === game.id) hold(); // the game changed under the finger
   }
   CT.render = render;
 })(window.CT);
