@@ -27,6 +27,8 @@ waiting      flash 0.1 on / 1.9 off    off                         alive, tray e
 settling     blink 0.2 on / 0.2 off    off                         cubes moving, wait
 read         solid                     off                         fresh reading on the phones
 uncertain    solid                     blink 0.5 on / 0.5 off      check the reading on a phone
+refused      solid                     blink 0.1 on / 0.1 off      a button was refused: why is
+                                                                   on the phones (5 s)
 error        off                       solid                       camera lost or similar
 stopped      off                       off                         service stopped
 ===========  ========================  ==========================  ============================
@@ -80,7 +82,8 @@ __all__ = [
 
 Callback = Callable[[], object]
 
-Status = Literal["starting", "waiting", "settling", "read", "uncertain", "error", "stopped"]
+Status = Literal["starting", "waiting", "settling", "read", "uncertain", "refused", "error",
+                 "stopped"]
 
 
 class Blink(NamedTuple):
@@ -105,6 +108,7 @@ STATUS_PATTERNS: dict[str, Pattern] = {
     "settling": Pattern(green=Blink(0.2, 0.2), red=False),
     "read": Pattern(green=True, red=False),
     "uncertain": Pattern(green=True, red=Blink(0.5, 0.5)),
+    "refused": Pattern(green=True, red=Blink(0.1, 0.1)),
     "error": Pattern(green=False, red=True),
     "stopped": Pattern(green=False, red=False),
 }

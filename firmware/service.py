@@ -188,10 +188,17 @@ def trigger_for(config: Config, source: FrameSource, reference: np.ndarray | Non
 
 @dataclass
 class PanelMirror:
-    """Passes readings to the tray board and shows every status change on the panel's LEDs too."""
+    """Passes readings to the tray board and shows every status change on the panel's LEDs too.
+
+    A refused panel button (``refuse``) is shown for ``REFUSAL_SECONDS``: the camera loop sets
+    its status ten times a second, which would wipe the reason off the phones and the LEDs
+    before anyone looked up from the table. Only a camera fault shows through it.
+    """
 
     board: TrayBoard
     panel: Panel | NullPanel
+    clock: Callable[[], float] = time.monotonic
+    refused_until: float = float("-inf")
 
     def publish_reading(self, frame_id: str, reading: dict, picture: bytes | None) -> dict:
         return self.board.publish_reading(frame_id, reading, picture)
@@ -200,11 +207,25 @@ class PanelMirror:
         return self.board.publish_error(frame_id, message)
 
     def set_status(self, state: str, message: str = "", source: str | None = None) -> None:
+        if state != "error" and self.clock() < self.refused_until:
+            return
+        self.refused_until = float("-inf")
+        self._show(state, message, source)
+
+    def refuse(self, message: str) -> None:
+        """A panel button was refused: the reason on the phones, the red LED flickering."""
+        self.refused_until = self.clock() + REFUSAL_SECONDS
+        self._show("refused", message)
+
+    def _show(self, state: str, message: str = "", source: str | None = None) -> None:
         self.board.set_status(state, message, source)
         try:
             self.panel.show(state)
         except ValueError:
             log.debug("panel has no pattern for %r", state)
+
+
+REFUSAL_SECONDS = 5.0
 
 
 @dataclass
@@ -547,5 +568,4 @@ def game_button(action: Callable[[], dict], mirror: PanelMirror) -> None:
         action()
     except (TableError, RulesError, StoreError) as exc:
         log.warning("panel button refused: %s", exc)
-        mirror.board.set_status("uncertain", str(exc))
-        mirror.panel.show("uncertain")
+        mirror.refuse(str(exc))

@@ -127,3 +127,15 @@ def test_a_camera_that_is_gone_is_said_in_words_on_the_tray_card(served, browser
     shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
     page.wait_for_selector("#camera-problem", state="hidden", timeout=15000)
     page.close()
+
+
+def test_a_refused_button_on_the_device_is_said_on_the_tray_card(served, browser):
+    """The panel's Next pressed with no game: the red LED flickers, and the phones say why."""
+    url, frames, device = served
+    page = _page_on(browser, url, frames, "drop01.jpg", device.table_code.value)
+    device.watcher.sink.refuse("no game is open; start one on a phone first")
+    page.wait_for_selector("#camera-problem:not([hidden])", timeout=15000)
+    assert page.text_content("#camera-problem") == (
+        "A button on the device was refused: no game is open; start one on a phone first")
+    assert page.text_content("#status") == "button refused"
+    page.close()

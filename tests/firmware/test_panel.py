@@ -170,7 +170,7 @@ def test_undo_held_means_redo_and_no_undo(factory, rec):
 
 def test_patterns_are_distinct_and_cover_every_status():
     assert set(STATUSES) == {
-        "starting", "waiting", "settling", "read", "uncertain", "error", "stopped",
+        "starting", "waiting", "settling", "read", "uncertain", "refused", "error", "stopped",
     }
     assert len(set(STATUS_PATTERNS.values())) == len(STATUS_PATTERNS)
 

@@ -198,10 +198,32 @@ def test_next_button_confirms_the_tray_into_the_game_and_undo_takes_it_back(devi
 def test_a_refused_button_press_is_shown_not_raised(device):
     device, _, factory = device
     next_button = factory.pin(device.config.panel.next_pin)
+    now = [100.0]
+    device.watcher.sink.clock = lambda: now[0]
     next_button.drive_low()  # no game, no reading: refused
     next_button.drive_high()
-    assert device.panel.status == "uncertain"
+    assert device.panel.status == "refused"
     assert "no good tray reading" in device.board.status()["message"]
+    # the camera loop's next looks (ten a second) leave the reason on the phones a while
+    now[0] += 4.0
+    device.watcher.step()
+    assert device.panel.status == "refused" and device.board.status()["state"] == "refused"
+    assert "no good tray reading" in device.board.status()["message"]
+    now[0] += 1.5
+    device.watcher.step()
+    assert device.panel.status != "refused" and device.board.status()["state"] != "refused"
+
+
+def test_a_camera_fault_shows_through_a_refused_button(device):
+    device, frames, factory = device
+    device.watcher.sink.clock = lambda: 100.0
+    next_button = factory.pin(device.config.panel.next_pin)
+    next_button.drive_low()
+    next_button.drive_high()
+    assert device.panel.status == "refused"
+    shutil.rmtree(frames)
+    device.watcher.step()
+    assert device.panel.status == "error" and "is gone" in device.board.status()["message"]
 
 
 def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
@@ -274,7 +296,7 @@ def test_next_button_does_not_start_two_phases_with_one_reading(device):
     next_button.drive_low()  # the set-up drop's picture again: refused, shown on the LEDs
     next_button.drive_high()
     assert device.table.snapshot()["seq"] == game["seq"]
-    assert device.panel.status == "uncertain"
+    assert device.panel.status == "refused"
     assert "before the set-up drop" in device.board.status()["message"]
 
 

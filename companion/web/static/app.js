@@ -7,7 +7,8 @@ const { COLOURS, t, tn, colourName } = CT;
 const $ = (id) => document.getElementById(id);
 const STATUS_TEXT = {
   starting: t("starting"), waiting: t("waiting for cubes"), settling: t("cubes moving…"),
-  read: t("tray read"), uncertain: t("please check"), error: t("problem"), offline: t("reconnecting…"),
+  read: t("tray read"), uncertain: t("please check"), refused: t("button refused"), error: t("problem"),
+  offline: t("reconnecting…"),
 };
 
 function timeOf(unixSeconds) {
@@ -69,8 +70,13 @@ function showStatus(status) {
   el.title = status.message || "";
   // a phone cannot hover: the problem in words on the tray card too (the chip only says "problem")
   const problem = $("camera-problem");
-  problem.hidden = !(status.state === "error" && status.message);
-  problem.textContent = problem.hidden ? "" : t("Camera problem: {message}", { message: status.message });
+  // and why a button on the device itself was refused (its red LED flickers for 5 s)
+  const words = {
+    error: () => t("Camera problem: {message}", { message: status.message }),
+    refused: () => t("A button on the device was refused: {message}", { message: status.message }),
+  }[status.state];
+  problem.hidden = !(words && status.message);
+  problem.textContent = problem.hidden ? "" : words();
 }
 
 async function loadHistory() {
