@@ -10,6 +10,13 @@ the rest. Nothing is deleted: the quarantined rows keep their JSON text.
 
 Undo and correction events name other events by number (``target``); after a removed event those
 numbers shift down by one, and an event that refers to a removed one is removed with it.
+
+The rest goes on only when all of it still applies without the removed event (an unreadable note,
+a pirate marker given again). When any later event is refused too, the removed one changed the
+game's course (a drop left out puts every later drop in another phase), and applying the rest
+where it fits would make another game than the one played: then the game stops just before the
+first event that failed, and everything from there is quarantined. A game cut short is one the
+players recognise and can go on from; a game of the right events in the wrong places is not.
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ def repair(rows: list[tuple[int, str]]) -> tuple[Game, list[tuple[int, str]], di
     game = Game()
     keep: list[tuple[int, str]] = []
     reasons: dict[int, str] = {}
+    refused_later = False  # an event after the first removed one refused in its own right
+    prefix: tuple[Game, int, int] | None = None  # before the first failure: game, rows, its seq
     number: dict[int, int] = {}  # an event's number in the stored log -> in the repaired one
     for seq, body in rows:
         try:
@@ -58,13 +67,29 @@ def repair(rows: list[tuple[int, str]]) -> tuple[Game, list[tuple[int, str]], di
             trial = game.copy()
             trial.apply(event)
             text = to_json(event)
+        except RemovedTarget as exc:  # goes with the event it takes back or corrects
+            reasons[seq] = _reason(exc)
+            continue
         except Exception as exc:
+            if prefix is None:
+                prefix = (game, len(keep), seq)
+            else:
+                refused_later = True
             reasons[seq] = _reason(exc)
             continue
         game = trial
         keep.append((seq, text))
         number[seq + 1] = len(keep)
+    if refused_later and prefix is not None:
+        game, kept, first = prefix
+        keep = keep[:kept]
+        reasons = {seq: reasons.get(seq, f"after event #{first + 1}, which could not be applied")
+                   for seq, _ in rows if seq >= first}
     return game, keep, reasons
+
+
+class RemovedTarget(ValueError):
+    """An undo or correction of an event the repair removed."""
 
 
 def _renumbered(event: dict, number: dict[int, int]) -> dict:
@@ -72,7 +97,7 @@ def _renumbered(event: dict, number: dict[int, int]) -> dict:
     if not isinstance(target, int) or isinstance(target, bool):
         return event  # the rules engine says what is wrong with it
     if target not in number:
-        raise ValueError(f"it refers to event #{target}, which is not in the game")
+        raise RemovedTarget(f"it refers to event #{target}, which is not in the game")
     return {**event, "target": number[target]}
 
 

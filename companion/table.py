@@ -156,7 +156,16 @@ class GameTable:
             "history": history,
             # a tray reading for the next drop must have a higher id than this (None: any)
             "reading_after": self._reading_after(game_id, history),
+            **self._set_aside(game_id),
         }
+
+    def _set_aside(self, game_id: int) -> dict:
+        """``set_aside``: the stored events this game's repair left out (``companion.recovery``),
+        how many and from which number, so the phones say that the game was cut short."""
+        rows = self._store.quarantined(game_id)
+        if not rows:
+            return {}
+        return {"set_aside": {"events": len(rows), "from": min(r["seq"] for r in rows) + 1}}
 
     def _reading_after(self, game_id: int, history: list[dict]) -> int | None:
         """The newest reading id when the current phase began (or the game was started)."""

@@ -760,3 +760,17 @@ def test_the_action_buttons_and_the_progress_form_fit_the_phone(served, browser,
     phone.shot(f"progress-form-{lang}")
     assert phone.errors == []
     phone.close()
+
+
+def test_a_game_cut_short_by_its_repair_says_so_on_the_table_view(served, browser):
+    """``set_aside`` (companion.recovery left stored events out) is said above the card."""
+    url, _, device = served
+    to_actions(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    assert phone.locator("#set-aside").is_hidden()
+    phone.evaluate("CT.render({...CT.game(), seq: CT.game().seq + 1,"
+                   " set_aside: {events: 3, from: 5}})")
+    assert phone.text_content("#set-aside").startswith(
+        "3 stored events of this game, from #5 on, could not be read back and were set aside")
+    phone.close()

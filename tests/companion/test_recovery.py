@@ -138,3 +138,34 @@ def test_a_game_with_nothing_readable_is_no_game(tmp_path):
     assert client.get("/api/game").get_json() == {"id": None}
     assert client.post("/api/game", json={"players": ["Ada", "Ben"]}).status_code == 201
     store.close()
+
+
+def test_a_lost_drop_stops_the_game_before_it_rather_than_moving_the_rest(tmp_path):
+    """Left out, a phase's drop would put the next player's action in the drop's stage and
+    every later drop in another phase: the game stops before it, the rest kept aside."""
+    path = tmp_path / "db.sqlite"
+    stored(
+        path,
+        *START,  # 1-3
+        ev("pirate_revealed", value=0),  # 4
+        json.dumps(ev("tray_read", tray=PHASE)).replace("tray_read", "tray_reaD"),  # 5: damaged
+        ev("action", player="Eva", choice="gold"),  # 6: refused without 5
+        ev("action", player="Finn", choice="gold"),  # 7
+        ev("tray_read", tray=PHASE),  # 8: next phase's drop, which would fit in 5's place
+    )
+    store, _table, client = open_app(path)
+    game = client.get("/api/game").get_json()
+    assert game["seq"] == 4 and game["state"]["stage"] == "tray"
+    assert [q["seq"] for q in store.quarantined(1)] == [4, 5, 6, 7]
+    assert "not possible now" in store.quarantined(1)[1]["reason"]
+    assert "after event #5" in store.quarantined(1)[3]["reason"]
+    assert game["set_aside"] == {"events": 4, "from": 5}
+    store.close()
+
+
+def test_a_game_that_loads_as_stored_says_nothing_was_set_aside(tmp_path):
+    path = tmp_path / "db.sqlite"
+    stored(path, *START)
+    store, _table, client = open_app(path)
+    assert "set_aside" not in client.get("/api/game").get_json()
+    store.close()

@@ -706,6 +706,18 @@ window.CT = window.CT || {};
     }
   }
 
+  // A stored log this version could not fold was repaired when loaded (companion.recovery):
+  // the players must know the game on screen lacks moves they made.
+  function renderSetAside(game) {
+    const aside = game.set_aside;
+    const node = $("set-aside");
+    node.hidden = !aside;
+    node.textContent = aside ? tn(
+      "{n} stored event of this game, from #{from} on, could not be read back and was set aside (it is kept on the device): check the game against the table and enter what is missing.",
+      "{n} stored events of this game, from #{from} on, could not be read back and were set aside (they are kept on the device): check the game against the table and enter what is missing.",
+      aside.events, { from: aside.from }) : "";
+  }
+
   function renderLog(game) {
     const list = $("game-log");
     const items = [...game.history].reverse().map((h) => {
@@ -807,6 +819,7 @@ window.CT = window.CT || {};
       $("sheets-body").replaceChildren(CT.sheetGoods(game, send));
       shownSheetsKey = sheets;
     }
+    renderSetAside(game);
     renderUndo(game);
     renderTower(state);
     renderPlayers(game);
