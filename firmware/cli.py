@@ -274,7 +274,11 @@ def _serve(args: argparse.Namespace) -> int:
         config = _serve_config(args)
     except ConfigError:
         # shown on the page by Startup; listen where the flags or the defaults say meanwhile
-        config = with_overrides(Config(), host=args.host, port=args.port)
+        try:
+            config = with_overrides(Config(), host=args.host, port=args.port)
+        except ConfigError as exc:  # a wrong flag: there is nowhere to listen
+            print(f"cubetower serve: {exc}", file=sys.stderr)
+            return 2
     buttons = Buttons()
     panel = open_device_panel(replace(config, panel=_panel_config(args)), buttons)
     notifier = SystemdNotifier.from_environment()

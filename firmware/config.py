@@ -7,6 +7,7 @@ file on a headless Pi must fail loudly at start, not be silently ignored all eve
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import tomllib
@@ -32,6 +33,10 @@ def default_data_dir() -> Path:
 
 MAX_THREADS = 64
 MAX_STREAMS = 200  # a thread each: a Pi runs a few hundred threads, not thousands
+MAX_PORT = 65535  # a TCP port is 16 bits: the OS would take 99999 as 99999 - 65536
+# The counter reads no picture narrower or lower than this (vision.counter.MIN_SIDE, copied, not
+# imported: reading the settings must not load OpenCV; a test keeps the two the same).
+MIN_PICTURE_SIDE = 64
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,10 @@ def _check_value(where: str, name: str, expected, value):
         expected = tuple(typing.get_args(expected))
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if expected is float and isinstance(value, float) and not math.isfinite(value):
+        # TOML has nan and inf: no setting means anything with nan, and every timeout or wait
+        # given inf ends in OverflowError (threading's waits take no infinite timeout)
+        raise ConfigError(f"{where}: '{name}' must be a finite number, got {value!r}")
     ok = isinstance(value, expected) and not (isinstance(value, bool) and expected is not bool)
     if not ok:
         wanted = getattr(expected, "__name__", str(expected))
@@ -147,9 +156,16 @@ def load_config(path: str | Path | None) -> Config:
         raise ConfigError(f"config file {path} not found") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:  # tomllib reads bytes as UTF-8 and lets this through
+        raise ConfigError(f"config file {path} is not a text file (not UTF-8 at byte "
+                          f"{exc.start})") from exc
+    except OSError as exc:  # a folder, no permission, a card that fails
+        raise ConfigError(f"config file {path} cannot be read: {exc.strerror or exc}") from exc
     config = build(Config, data, str(path))
-    if not 1 <= config.server.port <= 65535:
-        raise ConfigError(f"{path} [server]: port must be 1-65535, got {config.server.port}")
+    if not 1 <= config.server.port <= MAX_PORT:
+        raise ConfigError(
+            f"{path} [server]: port must be 1-{MAX_PORT}, got {config.server.port}"
+        )
     if not 1 <= config.server.threads <= MAX_THREADS:
         raise ConfigError(
             f"{path} [server]: threads must be 1-{MAX_THREADS}, got {config.server.threads}"
@@ -171,6 +187,8 @@ def load_config(path: str | Path | None) -> Config:
             "hyphens, without '.local' (\"cubetower\" answers as cubetower.local), or \"\" for none"
         )
     check_camera(config, str(path))
+    check_watcher(config, str(path))
+    check_vision(config, str(path))
     return config
 
 
@@ -187,12 +205,23 @@ def check_camera(config: Config, where: str) -> None:
             f"Module 3 focuses nearer than {CLOSEST_FOCUS_MM}; got {camera.lens_height_mm:g} "
             "(0: autofocus once at start)"
         )
+    for name in ("width", "height"):
+        # the camera's frames are what the counter reads: smaller, every reading fails
+        size = getattr(camera, name)
+        if size < MIN_PICTURE_SIDE:
+            raise ConfigError(
+                f"{where} [camera]: {name} must be at least {MIN_PICTURE_SIDE} pixels (the "
+                f"counter reads no smaller picture), got {size}"
+            )
     if camera.mains_hz not in (0, 50, 60):
         raise ConfigError(
             f"{where} [camera]: mains_hz must be 50, 60 or 0 (off), got {camera.mains_hz}"
         )
     if camera.capture_timeout_seconds <= 0:
-        raise ConfigError(f"{where} [camera]: capture_timeout_seconds must be more than 0")
+        raise ConfigError(
+            f"{where} [camera]: capture_timeout_seconds must be more than 0, "
+            f"got {camera.capture_timeout_seconds:g}"
+        )
     if watcher.stall_seconds <= camera.capture_timeout_seconds:
         raise ConfigError(
             f"{where} [watcher]: stall_seconds ({watcher.stall_seconds:g}) must be longer than "
@@ -200,12 +229,51 @@ def check_camera(config: Config, where: str) -> None:
         )
 
 
+def check_watcher(config: Config, where: str) -> None:
+    """Watch-loop times that cannot work are refused at start (stall_seconds: check_camera)."""
+    watcher = config.watcher
+    if watcher.poll_seconds <= 0:
+        # the loop waits poll_seconds between looks at the camera: 0 keeps a CPU core busy
+        raise ConfigError(
+            f"{where} [watcher]: poll_seconds must be more than 0, got {watcher.poll_seconds:g}"
+        )
+    if watcher.poll_seconds >= watcher.stall_seconds:
+        # the camera is only looked at every poll_seconds: a wait as long as stall_seconds
+        # makes a working camera look stalled (/api/health fails, the watchdog goes unfed)
+        raise ConfigError(
+            f"{where} [watcher]: poll_seconds ({watcher.poll_seconds:g}) must be shorter than "
+            f"stall_seconds ({watcher.stall_seconds:g})"
+        )
+    if watcher.still_seconds < 0:
+        # how long the tray must be still before it is read; vision.settle refuses less than 0
+        raise ConfigError(
+            f"{where} [watcher]: still_seconds must be 0 or more, got {watcher.still_seconds:g}"
+        )
+
+
+def check_vision(config: Config, where: str) -> None:
+    """Vision settings that cannot work are refused at start, not at every reading."""
+    width = config.vision.picture_width
+    if width < 1:
+        # the phones' picture is shrunk to this width (vision.overlay.encode_jpeg refuses < 1);
+        # it is never counted, so the counter's smallest picture does not apply
+        raise ConfigError(
+            f"{where} [vision]: picture_width must be at least 1 (pixels), got {width}"
+        )
+
+
 def with_overrides(config: Config, **flags) -> Config:
-    """Apply command-line flags (None means "not given") over the file's values."""
+    """Apply command-line flags (None means "not given") over the file's values.
+
+    ``--port`` is checked as the file's port is, a ConfigError for the CLI to print: the OS would
+    take 99999 as 99999 - 65536, and waitress fails with a traceback on a negative one. 0 stays
+    allowed on the command line (any free port, the one the terminal prints): tests use it."""
+    port = flags.get("port")
+    if port is not None and not 0 <= port <= MAX_PORT:
+        raise ConfigError(f"--port must be 1-{MAX_PORT} (0: any free port), got {port}")
     server = dataclasses.replace(
         config.server,
-        **{k: v for k, v in {"host": flags.get("host"), "port": flags.get("port")}.items()
-           if v is not None},
+        **{k: v for k, v in {"host": flags.get("host"), "port": port}.items() if v is not None},
     )
     camera = config.camera
     if flags.get("source"):

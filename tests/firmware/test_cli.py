@@ -127,6 +127,13 @@ def test_calibrate_with_a_missing_folder_is_a_clear_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("port", ["99999", "-5"])
+def test_serve_with_a_port_that_cannot_be_is_a_clear_error(tmp_path, capsys, port):
+    assert main(["serve", "--source", "demo", "--data-dir", str(tmp_path),
+                 f"--port={port}"]) == 2
+    assert "--port must be 1-65535" in capsys.readouterr().err
+
+
 def test_replay_prints_the_final_sheet(capsys):
     from firmware.cli import main as cli
 

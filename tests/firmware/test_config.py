@@ -67,6 +67,15 @@ def test_missing_file(tmp_path):
         load_config(tmp_path / "nope.toml")
 
 
+def test_a_file_that_is_not_text_or_not_a_file_is_a_clear_error(tmp_path):
+    binary = tmp_path / "garbage.toml"
+    binary.write_bytes(b"[server]\nport = 8000\n\x8b\xff\x00")
+    with pytest.raises(ConfigError, match="is not a text file"):
+        load_config(binary)
+    with pytest.raises(ConfigError, match="cannot be read"):
+        load_config(tmp_path)  # a folder
+
+
 def test_flags_override_the_file(tmp_path):
     config = load_config(write(tmp_path, "[server]\nport = 9000\nhost = '127.0.0.1'\n"))
     merged = with_overrides(config, source="demo", port=8123, host=None, data_dir=str(tmp_path))
@@ -136,3 +145,70 @@ def test_camera_defaults_guess_nothing():
 def test_camera_settings_that_cannot_work_are_refused_at_start(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[camera]\nwidth = 0\n", r"\[camera\]: width must be at least 64 pixels.*got 0"),
+        ("[camera]\nwidth = 63\n", r"\[camera\]: width must be at least 64 pixels.*got 63"),
+        ("[camera]\nheight = -1\n", r"\[camera\]: height must be at least 64 pixels.*got -1"),
+        ("[camera]\nheight = 63\n", r"\[camera\]: height must be at least 64 pixels"),
+        ("[watcher]\npoll_seconds = 0\n", r"\[watcher\]: poll_seconds must be more than 0"),
+        ("[watcher]\npoll_seconds = -0.1\n", r"poll_seconds must be more than 0, got -0.1"),
+        (
+            "[watcher]\npoll_seconds = 10\n",
+            r"\[watcher\]: poll_seconds \(10\) must be shorter than stall_seconds \(10\)",
+        ),
+        ("[watcher]\nstill_seconds = -1\n", r"\[watcher\]: still_seconds must be 0 or more"),
+        ("[vision]\npicture_width = 0\n", r"\[vision\]: picture_width must be at least 1"),
+        ("[vision]\npicture_width = -960\n", "picture_width must be at least 1.*got -960"),
+        ("[camera]\ncapture_timeout_seconds = -1\n", "must be more than 0, got -1"),
+        ("[watcher]\npoll_seconds = nan\n", "'poll_seconds' must be a finite number, got nan"),
+        ("[watcher]\nstall_seconds = inf\n", "'stall_seconds' must be a finite number"),
+        ("[camera]\ncapture_timeout_seconds = nan\n", "must be a finite number"),
+        ("[camera]\nlens_height_mm = inf\n", "'lens_height_mm' must be a finite number"),
+        ("[watcher]\nstill_seconds = -inf\n", "must be a finite number"),
+    ],
+)
+def test_numbers_that_cannot_work_are_refused_at_start(tmp_path, text, message):
+    """Each one was accepted and then broke the device: a traceback at every reading
+    (picture_width = 0), a busy CPU core (poll_seconds = 0), a camera asked for no picture."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[camera]\nwidth = 64\nheight = 64\n",
+        "[watcher]\npoll_seconds = 0.01\nstill_seconds = 0\n",
+        "[watcher]\npoll_seconds = 9.9\n",
+        "[vision]\npicture_width = 1\n",
+        "[vision]\npicture_width = 4000\n",
+    ],
+)
+def test_the_smallest_numbers_that_work_are_accepted(tmp_path, text):
+    load_config(write(tmp_path, text))
+
+
+def test_the_smallest_camera_picture_is_the_counters():
+    """The settings copy the counter's smallest side rather than import OpenCV with it."""
+    from firmware.config import MIN_PICTURE_SIDE
+    from vision.counter import MIN_SIDE
+
+    assert MIN_PICTURE_SIDE == MIN_SIDE
+
+
+@pytest.mark.parametrize("port", [99999, 65536, -5, -1])
+def test_a_port_flag_outside_the_tcp_range_is_refused(port):
+    """The OS would listen on 99999 - 65536, waitress fails with a traceback on -5: the CLI
+    prints the ConfigError instead, as it does the file's port."""
+    with pytest.raises(ConfigError, match=rf"--port must be 1-65535 .*got {port}"):
+        with_overrides(Config(), port=port)
+
+
+@pytest.mark.parametrize("port", [1, 65535, 0])
+def test_a_port_flag_inside_the_range_or_0_is_used(port):
+    """0: any free port (the terminal prints it); the tests of the CLI listen so."""
+    assert with_overrides(Config(), port=port).server.port == port
