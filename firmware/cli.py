@@ -110,9 +110,12 @@ def _calibrate(args: argparse.Namespace) -> int:
             load_config(args.config), source=args.source, data_dir=args.data_dir
         )
         camera = config.camera
-        source = choose_source(
-            camera.source, (camera.width, camera.height), camera_settings(config)
-        )
+        # the camera serve will read, never the demo: its pictures would be the reference
+        spec = "picamera" if camera.source == "auto" else camera.source
+        if spec == "demo":
+            raise SourceError("the demo replay is no camera: calibrate the camera the device "
+                              "reads (--source picamera, webcam or a folder)")
+        source = choose_source(spec, (camera.width, camera.height), camera_settings(config))
     except (ConfigError, SourceError) as exc:
         print(f"cubetower calibrate: {exc}", file=sys.stderr)
         return 2
@@ -127,6 +130,13 @@ def _calibrate(args: argparse.Namespace) -> int:
         except FrameError as exc:
             print(f"cubetower calibrate: {exc}", file=sys.stderr)
             return 2
+        seen = _cubes_seen(frame.image)
+        if seen and not args.anyway:
+            print(f"cubetower calibrate: the camera sees {seen} cube{'s' * (seen > 1)} in the "
+                  "tray. A picture with cubes in it spoils every later reading: empty the tray "
+                  "and calibrate again (or --anyway to keep this picture). Nothing was saved.",
+                  file=sys.stderr)
+            return 2
         try:
             save_image_atomically(path, frame.image)
             if held is not None:
@@ -138,6 +148,14 @@ def _calibrate(args: argparse.Namespace) -> int:
     if held is not None:
         print(f"exposure and white balance held at {held['controls']}")
     return 0
+
+
+def _cubes_seen(image) -> int:
+    """How many cubes the packaged model sees in a picture meant to show the empty tray (the
+    same question the page asks before it keeps one)."""
+    from vision import count_cubes
+
+    return count_cubes(image).total
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -383,10 +401,13 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate = commands.add_parser(
         "calibrate", help="save the camera's picture of the EMPTY tray as the reference"
     )
-    calibrate.add_argument("--source", help="as for serve (default: the Pi camera, else demo)")
+    calibrate.add_argument("--source", help="as for serve, but never the demo (default: the Pi "
+                           "camera)")
     calibrate.add_argument("--data-dir", help="where serve looks for empty.jpg")
     calibrate.add_argument("--config", type=Path, help="a TOML config file")
     calibrate.add_argument("--wait", type=float, default=3.0, help="seconds to let exposure settle")
+    calibrate.add_argument("--anyway", action="store_true",
+                           help="keep the picture even if the camera sees cubes in it")
     calibrate.set_defaults(run=_calibrate)
 
     replay = commands.add_parser("replay", help="replay a game's event log to its score sheet")

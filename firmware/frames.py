@@ -22,6 +22,11 @@ class SourceError(RuntimeError):
     """The source cannot be opened at all (no camera, no library, no folder)."""
 
 
+class NoCamera(SourceError):
+    """There is no such camera here at all (its library missing, none attached): unlike a
+    camera that is there and fails or is busy, a reason to replay the demo instead."""
+
+
 class FrameError(RuntimeError):
     """This frame could not be had; the next call may succeed."""
 

@@ -37,6 +37,7 @@ from firmware.frames import (
     Frame,
     FrameError,
     FrameSource,
+    NoCamera,
     Revival,
     SourceError,
 )
@@ -120,13 +121,13 @@ class PiCameraSource(FrameSource):
         try:
             from picamera2 import Picamera2
         except ImportError as exc:
-            raise SourceError(
+            raise NoCamera(
                 "picamera2 is not installed. On a Raspberry Pi: `sudo apt install "
                 "python3-picamera2` and a venv made with --system-site-packages "
                 "(hardware/install.sh does both)."
             ) from exc
         if not Picamera2.global_camera_info():
-            raise SourceError(
+            raise NoCamera(
                 "no Raspberry Pi camera found (check the ribbon cable; "
                 "`rpicam-hello --list-cameras` should list it)"
             )

@@ -41,7 +41,7 @@ from firmware.sources import (
     Frame,
     FrameError,
     FrameSource,
-    SourceError,
+    NoCamera,
     open_source,
 )
 from firmware.watchdog import SystemdNotifier
@@ -118,12 +118,16 @@ def camera_settings(config: Config) -> CameraSettings:
 def choose_source(
     spec: str, size: tuple[int, int] = (1152, 648), settings: CameraSettings | None = None
 ) -> FrameSource:
-    """``auto`` means the Pi camera when there is one, otherwise the demo replay."""
+    """``auto`` means the Pi camera when there is one, otherwise the demo replay.
+
+    Only a camera that is not there at all (``NoCamera``) makes it the demo: one that is there
+    but busy or failing is a fault to show, or the players would confirm demo trays into
+    their game."""
     if spec != "auto":
         return open_source(spec, size, settings)
     try:
         return open_source("picamera", size, settings)
-    except SourceError as exc:
+    except NoCamera as exc:
         log.info("no Pi camera (%s); replaying the demo game instead", exc)
         return open_source("demo")
 

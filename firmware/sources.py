@@ -23,6 +23,7 @@ from firmware.frames import (
     Frame,
     FrameError,
     FrameSource,
+    NoCamera,
     NoFrameYet,
     SourceError,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Frame",
     "FrameError",
     "FrameSource",
+    "NoCamera",
     "NoFrameYet",
     "PiCameraSource",
     "SourceError",

@@ -121,6 +121,23 @@ def test_calibrate_saves_the_empty_tray_from_a_source(tmp_path, capsys):
     assert "saved the empty tray" in capsys.readouterr().out
 
 
+def test_calibrate_refuses_a_picture_with_cubes_unless_told_and_never_uses_the_demo(
+        tmp_path, capsys):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    import shutil
+
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "now.jpg")
+    data = tmp_path / "data"
+    base = ["calibrate", "--source", str(frames), "--data-dir", str(data), "--wait", "0"]
+    assert main(base) == 2
+    assert "the camera sees" in capsys.readouterr().err and not (data / "empty.jpg").exists()
+    assert main([*base, "--anyway"]) == 0 and (data / "empty.jpg").is_file()
+    assert main(["calibrate", "--source", "demo", "--data-dir", str(tmp_path / "d2"),
+                 "--wait", "0"]) == 2
+    assert "the demo replay is no camera" in capsys.readouterr().err
+
+
 def test_calibrate_with_a_missing_folder_is_a_clear_error(tmp_path, capsys):
     status = main(["calibrate", "--source", str(tmp_path / "nope"), "--wait", "0"])
     assert status == 2

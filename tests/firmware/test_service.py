@@ -26,7 +26,7 @@ from firmware.service import (
     choose_source,
     save_image_atomically,
 )
-from firmware.sources import DEMO_DIR, DemoSource, FolderSource
+from firmware.sources import DEMO_DIR, DemoSource, FolderSource, NoCamera, SourceError
 from vision import Cube
 
 
@@ -99,6 +99,26 @@ def test_auto_source_falls_back_to_the_demo_without_a_pi_camera(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "picamera2", None)
+    assert isinstance(choose_source("auto"), DemoSource)
+
+
+def test_auto_source_shows_a_pi_camera_that_is_there_but_fails_not_the_demo(monkeypatch):
+    """A busy camera (another program holds it) must be a fault the page shows: the demo's
+    trays would be confirmed into the real game."""
+    from fake_picamera2 import install
+
+    rig = install(monkeypatch)
+    rig.start_failures = 1
+    with pytest.raises(SourceError, match="would not start") as refused:
+        choose_source("auto")
+    assert not isinstance(refused.value, NoCamera)
+
+
+def test_auto_source_falls_back_to_the_demo_when_no_pi_camera_is_attached(monkeypatch):
+    from fake_picamera2 import install
+
+    rig = install(monkeypatch)
+    rig.cameras = 0
     assert isinstance(choose_source("auto"), DemoSource)
 
 
