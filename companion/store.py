@@ -93,6 +93,11 @@ class StoreError(RuntimeError):
         super().__init__(str(message))
 
 
+class NotSaved(StoreError):
+    """A write the data file refused (the card full or gone read-only, the file locked): none
+    of it was kept, and the game in memory is left as it was."""
+
+
 class SeqConflict(StoreError):
     """Someone else appended first: the caller's view of the log is stale."""
 
@@ -353,11 +358,15 @@ class Store:
     def _transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE ... COMMIT; any exception rolls all of it back (the caller holds
         the lock)."""
-        self._db.execute("BEGIN IMMEDIATE")
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             yield
             self._db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise NotSaved(Msg(
+                    "the device could not save this, so nothing changed ({reason}): is its "
+                    "memory card full or read-only?", reason=str(exc))) from exc
             raise

@@ -20,6 +20,7 @@ from companion.errors import NeedsConfirmation
 from companion.hub import Hub
 from companion.i18n import Catalogue, load_catalogues
 from companion.i18n.web import Localizer, install
+from companion.store import NotSaved
 from companion.table import GameTable
 from companion.text import Msg
 from companion.tray import TrayBoard, empty_tray_body
@@ -83,6 +84,11 @@ def create_app(
     @app.errorhandler(BadInput)
     def bad_input(exc: BadInput):
         return jsonify(error=exc.msg, kind="BadInput"), 400
+
+    @app.errorhandler(NotSaved)
+    def not_saved(exc: NotSaved):
+        log.warning("a write was refused by the data file: %s", exc)
+        return jsonify(error=exc.msg, kind="NotSaved"), 503
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):

@@ -308,3 +308,22 @@ def test_any_command_value_is_refused_in_words_or_applied(command):
     else:
         assert after["seq"] == game["seq"] + 1 == store.event_count(game["id"])
     store.close()
+
+
+def test_a_card_that_refuses_writes_is_said_and_changes_nothing(parts):
+    """A full or read-only card: a clear 503 in words, the game as it was, and writes work
+    again once the card takes them."""
+    client, _table, store, game = parts
+    store._db.execute("PRAGMA query_only = ON")  # every write now fails, as on a full card
+    response = client.post(f"/api/game/{game['id']}/command", json={
+        "base": game["seq"], "command": {"type": "setup_drop_read", "tray": SETUP}})
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["kind"] == "NotSaved" and "could not save this, so nothing changed" in body[
+        "error"] and "full or read-only" in body["error"]
+    assert client.post("/api/game", json={"players": ["Ada", "Ben"]}).status_code == 503
+    assert client.get("/api/game").get_json() == game
+    store._db.execute("PRAGMA query_only = OFF")
+    again = client.post(f"/api/game/{game['id']}/command", json={
+        "base": game["seq"], "command": {"type": "setup_drop_read", "tray": SETUP}})
+    assert again.status_code == 200
