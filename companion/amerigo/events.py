@@ -239,7 +239,7 @@ def parse_event(raw: Any) -> dict:
         raise MalformedEvent("unsupported event version {got} (this engine: {version})",
                              got=repr(raw["v"]), version=VERSION)
     etype = raw.get("type")
-    if etype not in SCHEMAS:
+    if not isinstance(etype, str) or etype not in SCHEMAS:  # a list is no key: not a TypeError
         if "type" not in raw:
             raise MalformedEvent('missing field "type"')
         raise MalformedEvent("unknown event type {got}; known: {known}", got=repr(etype),
