@@ -23,9 +23,16 @@ from firmware.mdns import local_address
 from firmware.panel import PanelConfig
 
 
+def _without_name(reason: str, name: str) -> str:
+    """A file's error without the file's name at its end: the line names it first already."""
+    suffix = f": {Path(name)}"
+    return reason[:-len(suffix)] if reason.endswith(suffix) else reason
+
+
 def _count(args: argparse.Namespace) -> int:
     """One line per image; the --json form is a contract other tools parse."""
     from vision import VisionError, count_cubes, load_image
+    from vision.counter import check_frame
     from vision.detector import CubeDetector
 
     try:
@@ -36,9 +43,11 @@ def _count(args: argparse.Namespace) -> int:
     reference = None
     if args.empty:
         try:
-            reference = load_image(args.empty)
+            reference = check_frame(load_image(args.empty), "the reference")  # once, not per image
         except VisionError as exc:
-            print(f"cubetower count: empty-tray reference {args.empty}: {exc}", file=sys.stderr)
+            reason = _without_name(str(exc), args.empty)
+            print(f"cubetower count: empty-tray reference {args.empty}: {reason}",
+                  file=sys.stderr)
             return 2
     status = 0
     for name in args.images:
@@ -47,8 +56,9 @@ def _count(args: argparse.Namespace) -> int:
             reading = count_cubes(load_image(name), reference, detector=detector)
         except VisionError as exc:
             status = 2
-            line = {"image": name, "error": str(exc)}
-            print(json.dumps(line) if args.json else f"{name}: error: {exc}", flush=True)
+            reason = _without_name(str(exc), name)
+            line = {"image": name, "error": reason}
+            print(json.dumps(line) if args.json else f"{name}: error: {reason}", flush=True)
             continue
         ms = round((time.perf_counter() - started) * 1000, 1)
         if args.json:

@@ -87,12 +87,27 @@ def test_count_plain_text_is_one_line_per_image(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2
     assert out[0].startswith(DROP) and "total" in out[0]
-    assert out[1].startswith(str(bad)) and "error" in out[1]
+    assert out[1] == f"{bad}: error: not an image file (cannot decode)"  # named once
+
+
+def test_a_reference_that_cannot_be_used_is_said_once_not_for_every_image(tmp_path, capsys):
+    tiny = tmp_path / "tiny.png"
+    import cv2
+    import numpy as np
+
+    cv2.imwrite(str(tiny), np.zeros((10, 10, 3), np.uint8))
+    assert main(["count", "--empty", str(tiny), DROP, DROP]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        f"cubetower count: empty-tray reference {tiny}: the reference is too small (10x10); "
+        "at least 64x64")
 
 
 def test_unreadable_empty_reference_is_a_clear_error(tmp_path, capsys):
     assert main(["count", "--empty", str(tmp_path / "nope.jpg"), DROP]) == 2
-    assert "empty-tray reference" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "empty-tray reference" in err and err.count("nope.jpg") == 1
 
 
 def test_console_script_is_installed_and_runs():
