@@ -288,6 +288,24 @@ def name_announcer(config: Config, port: int, terminal: Terminal):
     return announcer
 
 
+# what the server took when it began listening: a settings file fixed later changes them only
+# after a restart
+LISTENING_SETTINGS = ("host", "port", "threads", "streams", "mdns_name")
+
+
+def _fresh_config(args: argparse.Namespace, listening: Config, terminal: Terminal) -> Config:
+    """The settings as the file says now, for the device's (next) start; says which of them the
+    server, already listening, keeps until a restart (a file fixed while the page showed its
+    mistake)."""
+    fresh = _serve_config(args)
+    differ = [f"{key} = {getattr(fresh.server, key)!r}" for key in LISTENING_SETTINGS
+              if getattr(fresh.server, key) != getattr(listening.server, key)]
+    if differ:
+        terminal.say(f"the settings file's [server] {', '.join(differ)} take effect when "
+                     "cubetower is restarted (the server was already listening)")
+    return fresh
+
+
 def _serve(args: argparse.Namespace) -> int:
     """Web server and panel first, then the device (see firmware.startup): a failed start is
     shown on the phones and the LEDs, and tried again, instead of ending the process."""
@@ -312,8 +330,9 @@ def _serve(args: argparse.Namespace) -> int:
     notifier = SystemdNotifier.from_environment()
     # the server's threads are sized for these stream slots: the device's app uses the same
     streams = StreamSlots(Hub(), config.server.streams)
+    terminal = Terminal()
     startup = Startup(
-        load=lambda: _serve_config(args),
+        load=lambda: _fresh_config(args, config, terminal),
         build=lambda cfg: build_device(
             cfg, panel=panel, buttons=buttons, notifier=notifier, streams=streams
         ),
@@ -339,7 +358,6 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return 2
     host, port = config.server.host, int(server.effective_port)
-    terminal = Terminal()
     announcer = name_announcer(config, port, terminal)
 
     def started(device) -> None:

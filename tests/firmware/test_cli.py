@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from child_output import ChildOutput
 
-from firmware.cli import main
+from firmware.cli import build_parser, main
 from firmware.sources import DEMO_DIR
 
 COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"]
@@ -314,3 +314,22 @@ def test_the_terminal_keeps_each_message_whole_when_threads_talk_at_once():
         f"join code: CODE{n:02d}" for n in range(6)
     ]
     assert "cubetower is listening on port 8000; starting the camera ...\n" in out.text
+
+
+def test_a_settings_file_fixed_while_listening_says_which_server_settings_wait_for_a_restart(
+        tmp_path):
+    from firmware.cli import _fresh_config
+    from firmware.config import Config
+
+    settings = tmp_path / "c.toml"
+    settings.write_text('[server]\nmdns_name = "table2"\nport = 8108\n')
+    args = build_parser().parse_args(["serve", "--config", str(settings)])
+    said = []
+    terminal = type("T", (), {"say": lambda self, text: said.append(text)})()
+    fresh = _fresh_config(args, Config(), terminal)  # listening on the defaults meanwhile
+    assert fresh.server.mdns_name == "table2"
+    assert said == ["the settings file's [server] port = 8108, mdns_name = 'table2' take effect "
+                    "when cubetower is restarted (the server was already listening)"]
+    said.clear()
+    _fresh_config(args, fresh, terminal)
+    assert said == []
