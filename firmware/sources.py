@@ -9,6 +9,8 @@ libraries are imported inside their source only, so a laptop without them runs e
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -71,44 +73,63 @@ class FolderSource(FrameSource):
         self.name = f"folder {self.folder}"
         self._wall_clock = wall_clock
         self._cached: tuple[tuple, Frame] | None = None
+        self._unstattable: set[str] = set()  # names already said in the log as unreadable
 
-    def _newest(self) -> Path | None:
+    def _newest(self) -> tuple[Path, os.stat_result] | None:
+        """The newest picture in the folder and its stat, or None when it holds none.
+
+        Only regular files count: opening a FIFO (or a device) that happens to be called
+        ``x.jpg`` blocks until something writes to it, which would freeze the camera loop for
+        good. An entry that cannot be stat'ed (a symlink loop, no permission) is skipped like a
+        non-image, so the other pictures are still read; it is said once in the log, not at
+        every poll, and said again only if it comes back after having been fine or gone.
+        """
         newest, newest_key = None, None
         try:
             paths = list(self.folder.iterdir())
         except OSError as exc:  # deleted, unmounted, no longer readable: the camera is gone
             raise FrameError(f"the frame folder {self.folder} is gone ({exc.strerror})") from exc
+        unstattable: set[str] = set()
         for path in paths:
             if path.suffix.lower() not in IMAGE_SUFFIXES or path.name.startswith("."):
                 continue
             try:
-                key = (path.stat().st_mtime_ns, path.name)
-            except FileNotFoundError:  # removed while we looked
+                info = path.stat()
+            except FileNotFoundError:  # removed while we looked (or a dangling symlink)
                 continue
+            except OSError as exc:  # ELOOP, EACCES...: not a picture we can use
+                unstattable.add(path.name)
+                if path.name not in self._unstattable:
+                    log.warning("skipping %s in the frame folder: %s", path.name,
+                                exc.strerror or exc)
+                continue
+            if not stat.S_ISREG(info.st_mode):  # a FIFO, socket, device or folder
+                continue
+            key = (info.st_mtime_ns, path.name)
             if newest_key is None or key > newest_key:
-                newest, newest_key = path, key
+                newest, newest_key = (path, info), key
+        self._unstattable = unstattable  # forget the fixed or removed ones
         return newest
 
     def read(self) -> Frame:
-        path = self._newest()
-        if path is None and self._cached is not None:
+        newest = self._newest()
+        if newest is None and self._cached is not None:
             # it gave pictures: one that stops is a camera that stopped, not a tray to wait for
             raise FrameError(f"the frame folder {self.folder} holds no picture any more (the "
                              f"last was {self._cached[1].label})")
-        if path is None:
+        if newest is None:
             raise NoFrameYet(f"no image in {self.folder} yet")
-        try:
-            stat = path.stat()
-        except FileNotFoundError as exc:
-            raise FrameError(f"{path.name} disappeared while being read") from exc
-        key = (path.name, stat.st_mtime_ns, stat.st_size)
+        # The stat that found it a regular file also keys the frame: no second stat, so no
+        # second chance to meet an entry that cannot be stat'ed, or a FIFO put in its place.
+        path, info = newest
+        key = (path.name, info.st_mtime_ns, info.st_size)
         if self._cached and self._cached[0] == key:
             return self._cached[1]
         try:
             image = load_image(path)
         except VisionError as exc:
             raise FrameError(str(exc)) from exc  # its words name the file already
-        frame = Frame(image, f"{path.name}@{stat.st_mtime_ns}", self._wall_clock(), path.name)
+        frame = Frame(image, f"{path.name}@{info.st_mtime_ns}", self._wall_clock(), path.name)
         self._cached = (key, frame)
         return frame
 

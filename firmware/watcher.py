@@ -131,7 +131,11 @@ class TrayWatcher:
         self.heartbeat = heartbeat  # called while the camera delivers (systemd's watchdog)
         self._last_picture_at = clock()  # when the camera last gave a picture (or the start)
         self._read_requested = threading.Event()
-        self._last_error: str | None = None
+        self._last_error: str | None = None  # the camera problem going on, if any
+        # Why the frames the camera gives cannot be read (VisionError), while they cannot: kept
+        # until a reading succeeds, so the status and /api/health do not go back to "read"/ok at
+        # the next poll of the same unreadable frame.
+        self._read_error: str | None = None
         self._errors = 0
         self.reads = 0
         self.last_frame: Frame | None = None  # for calibration from another thread
@@ -159,9 +163,14 @@ class TrayWatcher:
             self._read_requested.clear()
             wanted = True
         if not wanted:
-            # A tray at rest keeps showing how its reading came out (read or uncertain).
-            shown = self._read_state if state == "read" else state
-            self.sink.set_status(shown, source=self.source.name)
+            # The trigger does not read this frame again (each one is read once), so a failed
+            # reading stays shown until one succeeds; a tray at rest keeps showing how its
+            # reading came out (read or uncertain).
+            if self._read_error is not None:
+                self.sink.set_status("error", self._read_error, source=self.source.name)
+            else:
+                shown = self._read_state if state == "read" else state
+                self.sink.set_status(shown, source=self.source.name)
             return False
         return self._read(frame)
 
@@ -169,10 +178,18 @@ class TrayWatcher:
         try:
             outcome = self.read_frame(frame.image)
         except VisionError as exc:
-            log.warning("could not read frame %s: %s", frame.frame_id, exc)
-            self.sink.publish_error(frame.frame_id, str(exc))
-            self.sink.set_status("error", str(exc), source=self.source.name)
+            message = str(exc)
+            # Each failed frame replaces the reading on the phones, but the log says a problem
+            # once while it lasts (frame after frame too small must not fill the SD card).
+            if message != self._read_error:
+                log.warning("could not read frame %s: %s", frame.frame_id, message)
+            else:
+                log.debug("could not read frame %s either: %s", frame.frame_id, message)
+            self._read_error = message
+            self.sink.publish_error(frame.frame_id, message)
+            self.sink.set_status("error", message, source=self.source.name)
             return True
+        self._read_error = None
         self.reads += 1
         corners = outcome.reading.get("tray_corners")
         if corners:
@@ -204,8 +221,9 @@ class TrayWatcher:
         """Whether the camera delivers, in words a player (or a monitoring script) can use."""
         waited = self.seconds_without_picture()
         body = {
-            # a camera that fails now is not ok, even one (a folder) that cannot stall
-            "ok": not self.stalled() and self._last_error is None,
+            # a camera that fails now is not ok, even one (a folder) that cannot stall; nor is
+            # one whose pictures all fail to be read (too small, a bad empty-tray reference)
+            "ok": not self.stalled() and self._last_error is None and self._read_error is None,
             "camera": self.source.name,
             "seconds_since_picture": round(waited, 1),
         }
@@ -216,6 +234,8 @@ class TrayWatcher:
             )
         elif self._last_error:
             body["problem"] = self._last_error
+        elif self._read_error:
+            body["problem"] = f"the camera's pictures cannot be read: {self._read_error}"
         for key in ("restarts", "focus"):
             value = getattr(self.source, key, None)
             if value:

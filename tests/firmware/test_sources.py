@@ -1,6 +1,7 @@
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import cv2
@@ -282,3 +283,52 @@ def test_a_webcam_that_is_gone_is_retried_every_few_seconds():
     assert len(opened) == 2
     clock.now += WebcamSource.RETRY_SECONDS
     assert source.read().frame_id == "webcam-1"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_called_like_a_picture_is_skipped_not_opened(tmp_path):
+    """Opening a FIFO blocks until someone writes to it: it would freeze the camera loop."""
+    write_image(tmp_path / "a.png", 10, mtime=1000)
+    fifo = tmp_path / "x.jpg"
+    os.mkfifo(fifo)
+    os.utime(fifo, (2000, 2000))  # the newest entry, so it would be the one opened
+    source = FolderSource(tmp_path)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(source.read()), daemon=True)
+    reader.start()
+    reader.join(timeout=5)
+    if reader.is_alive():  # stuck in open(): let it go (a writer that closes gives it EOF)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=5)
+        pytest.fail("FolderSource opened the named pipe x.jpg and blocked")
+    assert got[0].label == "a.png"
+    (tmp_path / "a.png").unlink()
+    fresh = FolderSource(tmp_path)  # a pipe alone is no picture at all
+    with pytest.raises(NoFrameYet):
+        fresh.read()
+
+
+def test_an_entry_that_cannot_be_stated_is_skipped_and_said_once(tmp_path, caplog):
+    """A symlink loop (ELOOP) must not make every poll fail: the other pictures still count."""
+    write_image(tmp_path / "a.png", 10, mtime=1000)
+    os.symlink("loop.jpg", tmp_path / "loop.jpg")  # points at itself
+    source = FolderSource(tmp_path)
+    with caplog.at_level("WARNING", logger="firmware.sources"):
+        for _ in range(5):
+            assert source.read().label == "a.png"
+    warned = [r.getMessage() for r in caplog.records if "loop.jpg" in r.getMessage()]
+    assert len(warned) == 1 and "skipping" in warned[0]
+
+
+def test_a_picture_that_cannot_be_stated_for_permission_is_skipped(tmp_path, monkeypatch):
+    write_image(tmp_path / "a.png", 10, mtime=1000)
+    write_image(tmp_path / "b.png", 20, mtime=2000)
+    real_stat = Path.stat
+
+    def stat(self, *args, **kwargs):
+        if self.name == "b.png":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert FolderSource(tmp_path).read().label == "a.png"

@@ -1,8 +1,10 @@
+import os
 import threading
 
+import cv2
 import numpy as np
 
-from firmware.sources import Frame, FrameError, FrameSource, NoFrameYet
+from firmware.sources import FolderSource, Frame, FrameError, FrameSource, NoFrameYet
 from firmware.watcher import ChangedFrameTrigger, Outcome, TrayWatcher
 from vision import VisionError
 
@@ -24,7 +26,7 @@ class ScriptedSource(FrameSource):
 
 class RecordingSink:
     def __init__(self):
-        self.readings, self.errors, self.states = [], [], []
+        self.readings, self.errors, self.states, self.messages = [], [], [], []
 
     def publish_reading(self, frame_id, reading, picture):
         self.readings.append((frame_id, reading, picture))
@@ -34,6 +36,7 @@ class RecordingSink:
 
     def set_status(self, state, message="", source=None):
         self.states.append(state)
+        self.messages.append(message)
 
 
 def reader(image):
@@ -228,3 +231,99 @@ def test_a_still_live_tray_is_not_read_over_and_over_when_the_outline_jitters():
         watcher.step()
         now[0] += 0.1
     assert 1 <= len(sink.readings) <= 2  # the first read, perhaps once more on the new outline
+
+
+def test_frames_that_cannot_be_read_keep_status_and_health_in_error_until_one_reads(caplog):
+    """Not "read"/ok at the next poll: the phones and /api/health say why while it lasts."""
+    calls = []
+
+    def too_small_then_fine(image):
+        calls.append(1)
+        if len(calls) <= 2:
+            raise VisionError("image is too small")
+        return Outcome({"uncertain": False}, None)
+
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource(["a", "a", "a", "b", "b", "c"]), too_small_then_fine, sink)
+    with caplog.at_level("WARNING", logger="firmware.watcher"):
+        for _ in range(5):  # a (failed), a, a, b (failed), b
+            watcher.step()
+            assert sink.states[-1] == "error" and sink.messages[-1] == "image is too small"
+            health = watcher.health()
+            assert not health["ok"] and "image is too small" in health["problem"]
+    assert len(calls) == 2  # each unreadable frame tried once, not at every poll
+    assert [e[0] for e in sink.errors] == ["a", "b"]  # each replaces the reading on the phones
+    assert sum("could not read frame" in r.getMessage() for r in caplog.records) == 1
+    watcher.step()  # c reads: well again
+    assert sink.states[-1] == "read" and watcher.health()["ok"]
+    assert "problem" not in watcher.health()
+
+
+def test_a_camera_problem_during_unreadable_frames_leaves_the_read_problem_behind():
+    def never(image):
+        raise VisionError("image is too small")
+
+    lost = FrameError("webcam 0 gave no frame")
+    sink = RecordingSink()
+    watcher = TrayWatcher(ScriptedSource(["a", lost, "a"]), never, sink)
+    watcher.step()
+    watcher.step()
+    assert "webcam" in watcher.health()["problem"]
+    watcher.step()  # the camera is back, its (same) frame still cannot be read
+    assert sink.states[-1] == "error" and sink.messages[-1] == "image is too small"
+    assert not watcher.health()["ok"]
+
+
+def test_an_unreadable_picture_in_a_folder_is_read_once_not_every_poll(tmp_path):
+    cv2.imwrite(str(tmp_path / "tiny.png"), np.full((20, 20, 3), 128, np.uint8))
+    calls = []
+
+    def counter(image):
+        calls.append(image.shape)
+        if image.shape[0] < 32:
+            raise VisionError("image is too small")
+        return Outcome({"uncertain": False}, None)
+
+    sink = RecordingSink()
+    watcher = TrayWatcher(FolderSource(tmp_path), counter, sink)
+    for _ in range(20):  # two seconds of polls
+        watcher.step()
+    assert len(calls) == 1 and sink.states[-1] == "error" and not watcher.health()["ok"]
+    cv2.imwrite(str(tmp_path / "tray.png"), np.full((48, 64, 3), 128, np.uint8))
+    os.utime(tmp_path / "tray.png", (os.stat(tmp_path / "tiny.png").st_mtime + 5,) * 2)
+    watcher.step()
+    assert len(calls) == 2 and sink.states[-1] == "read" and watcher.health()["ok"]
+
+
+def test_a_live_tray_whose_reading_fails_is_not_read_again_until_it_changes():
+    from firmware.watcher import SettleTrigger
+    from vision.settle import SettleDetector
+
+    rng = np.random.default_rng(3)
+    tray = rng.integers(90, 110, (240, 320, 3), dtype=np.uint8)
+
+    class Stream(FrameSource):
+        name = "live"
+        n = 0
+
+        def read(self):
+            self.n += 1
+            return Frame(tray, f"live-{self.n}", 0.0)
+
+    calls = []
+
+    def failing(image):
+        calls.append(1)
+        raise VisionError("the empty-tray reference is too small")
+
+    now = [0.0]
+    sink = RecordingSink()
+    watcher = TrayWatcher(
+        Stream(), failing, sink, SettleTrigger(SettleDetector(still_seconds=0.5)),
+        clock=lambda: now[0],
+    )
+    for _ in range(50):  # five seconds of a quiet tray
+        watcher.step()
+        now[0] += 0.1
+    assert len(calls) == 1
+    assert sink.states[-1] == "error" and "too small" in watcher.health()["problem"]
