@@ -22,6 +22,11 @@ class SourceError(RuntimeError):
     """The source cannot be opened at all (no camera, no library, no folder)."""
 
 
+class SourceSettingError(SourceError):
+    """The source named cannot be one: a mistyped ``--source``, a folder that is not there, a
+    webcam index that is no number. The fix is in the settings, not at the camera."""
+
+
 class NoCamera(SourceError):
     """There is no such camera here at all (its library missing, none attached): unlike a
     camera that is there and fails or is busy, a reason to replay the demo instead."""

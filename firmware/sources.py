@@ -28,6 +28,7 @@ from firmware.frames import (
     NoCamera,
     NoFrameYet,
     SourceError,
+    SourceSettingError,
 )
 from firmware.picamera_source import PiCameraSource
 from firmware.webcam_source import WebcamSource
@@ -48,6 +49,7 @@ __all__ = [
     "NoFrameYet",
     "PiCameraSource",
     "SourceError",
+    "SourceSettingError",
     "WebcamSource",
     "default_demo_script",
     "open_source",
@@ -69,7 +71,9 @@ class FolderSource(FrameSource):
     def __init__(self, folder: str | Path, wall_clock: Callable[[], float] = time.time):
         self.folder = Path(folder)
         if not self.folder.is_dir():
-            raise SourceError(f"frame folder {self.folder} does not exist or is not a folder")
+            raise SourceSettingError(
+                f"frame folder {self.folder} does not exist or is not a folder (the camera "
+                "sources: demo, picamera, webcam[:N] or the path of a folder of pictures)")
         self.name = f"folder {self.folder}"
         self._wall_clock = wall_clock
         self._cached: tuple[tuple, Frame] | None = None
@@ -211,6 +215,6 @@ def open_source(
     if spec == "webcam" or spec.startswith("webcam:"):
         _, _, index = spec.partition(":")
         if index and not index.isdigit():
-            raise SourceError(f"webcam index must be a number, got {index!r}")
+            raise SourceSettingError(f"webcam index must be a number, got {index!r}")
         return WebcamSource(int(index or 0), size, settings=settings)
     return FolderSource(spec)

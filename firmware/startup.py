@@ -20,7 +20,7 @@ from companion.web.fault import STARTING, Fault, create_fault_app
 from firmware.config import Config, ConfigError
 from firmware.panel import NullPanel, Panel
 from firmware.service import Device, ModelError
-from firmware.sources import SourceError
+from firmware.sources import SourceError, SourceSettingError
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,13 @@ def explain(exc: BaseException, config_path: str | None, retry_seconds: float) -
         return Fault(
             f"the settings file has a mistake: {exc}",
             f"Correct it (on the Pi: sudo nano {where}); {again}.",
+        )
+    if isinstance(exc, SourceSettingError):
+        return Fault(
+            f"the camera cannot be used: {exc}",
+            f"Check the camera source in {config_path or 'the settings file'} ([camera] source) "
+            "or on the command line (--source): demo, picamera, webcam[:N] or a folder that "
+            f"exists. Then wait: {again}.",
         )
     if isinstance(exc, SourceError):
         return Fault(

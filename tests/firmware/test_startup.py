@@ -28,7 +28,7 @@ from werkzeug.test import Client
 from companion.web.fault import STARTING, Fault, create_fault_app
 from firmware.config import Config, ConfigError, load_config, with_overrides
 from firmware.service import Buttons, ModelError, build_device, open_device_panel
-from firmware.sources import FolderSource, SourceError
+from firmware.sources import FolderSource, SourceError, SourceSettingError
 from firmware.startup import Startup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,6 +154,9 @@ def test_a_settings_mistake_is_shown_and_read_again_on_the_next_try(tmp_path, fa
     [
         (ConfigError("x.toml: unknown key 'a'"), "settings file has a mistake"),
         (SourceError("the Pi camera would not start: busy"), "another program is using"),
+        # a mistyped --source: the fix is in the settings, not the ribbon cable
+        (SourceSettingError("frame folder nosuch does not exist or is not a folder"),
+         "--source): demo, picamera, webcam[:N] or a folder that exists"),
         (ModelError("cannot load the cube model: gone"), "reinstall"),
         (PermissionError(13, "Permission denied"), "data folder belongs"),
     ],
