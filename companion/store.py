@@ -98,6 +98,14 @@ class NotSaved(StoreError):
     of it was kept, and the game in memory is left as it was."""
 
 
+class DamagedStore(StoreError):
+    """The data file opens but is not a sound SQLite database (a torn write, a bad card)."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class SeqConflict(StoreError):
     """Someone else appended first: the caller's view of the log is stale."""
 
@@ -118,8 +126,14 @@ class Store:
             self._db.executescript(SCHEMA)
             self._migrate()
             self._db.execute("PRAGMA quick_check").fetchone()
-        except sqlite3.DatabaseError as exc:
+            # a write that changes nothing: a card gone read-only after a power cut opens and
+            # reads as before, and would refuse every move of the evening instead
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            self._db.execute(f"PRAGMA user_version = {int(version)}")
+        except sqlite3.OperationalError as exc:  # cannot open or write: the card, the rights
             raise StoreError(f"cannot use data file {self.path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:  # opened and read, and not a sound database
+            raise DamagedStore(f"the data file {self.path} is damaged: {exc}", self.path) from exc
         except OSError as exc:
             raise StoreError(f"cannot create data folder {self.path.parent}: {exc}") from exc
 

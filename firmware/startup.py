@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from companion.store import StoreError
+from companion.store import DamagedStore, StoreError
 from companion.web.fault import STARTING, Fault, create_fault_app
 from firmware.config import Config, ConfigError
 from firmware.panel import NullPanel, Panel
@@ -56,6 +56,13 @@ def explain(exc: BaseException, config_path: str | None, retry_seconds: float) -
             str(exc),
             "The installation is incomplete: update and reinstall "
             "(cd ~/cubetower && git pull && sudo hardware/install.sh).",
+        )
+    if isinstance(exc, DamagedStore):
+        return Fault(
+            str(exc),
+            "Set the damaged file aside and cubetower starts with a fresh one: sudo mkdir "
+            f"{exc.path.parent}/damaged && sudo mv {exc.path}* {exc.path.parent}/damaged/ (the "
+            f"games in it may be recovered later with sqlite3's .recover); {again}.",
         )
     if isinstance(exc, StoreError | OSError):
         return Fault(

@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from companion.store import SeqConflict, Store, StoreError
+from companion.store import DamagedStore, SeqConflict, Store, StoreError
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_two_writers_on_the_same_base_only_one_lands(store):
 def test_a_file_that_is_not_a_database_gives_a_clear_error(tmp_path):
     path = tmp_path / "db.sqlite"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="cannot use data file"):
+    with pytest.raises(DamagedStore, match="is damaged: file is not a database"):
         Store(path)
 
 
@@ -148,3 +148,31 @@ def test_quarantine_moves_rows_and_renumbers_the_rest(store):
     assert store.events(game) == [{"n": 1}, {"n": 3, "fixed": True}]
     assert store.quarantined(game) == [{"seq": 1, "body": '{"n": 2}', "reason": "broken"}]
     assert store.idempotent("key-of-the-game-1") == (game, 2, "f")  # moved with its event
+
+
+def test_a_data_file_that_opens_but_cannot_be_written_is_refused_at_start(tmp_path, monkeypatch):
+    """A card gone read-only after a power cut opens and reads as before: the start must say
+    so, not every move of the evening."""
+    import sqlite3 as real
+
+    from companion import store as store_module
+
+    path = tmp_path / "db.sqlite"
+    Store(path).close()
+    connect = real.connect
+
+    def read_only(target, **kw):
+        return connect(f"file:{target}?mode=ro", uri=True, **kw)
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", read_only)
+    with pytest.raises(StoreError, match="readonly") as refused:
+        Store(path)
+    assert not isinstance(refused.value, DamagedStore)
+
+
+def test_a_damaged_data_file_says_it_is_damaged(tmp_path):
+    path = tmp_path / "db.sqlite"
+    path.write_bytes(b"SQLite format 3\x00" + b"\x13" * 4000)
+    with pytest.raises(DamagedStore, match="is damaged") as refused:
+        Store(path)
+    assert refused.value.path == path

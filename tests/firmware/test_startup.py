@@ -25,6 +25,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from test_watchdog import NotifySocket
 from werkzeug.test import Client
 
+from companion.store import DamagedStore
 from companion.web.fault import STARTING, Fault, create_fault_app
 from firmware.config import Config, ConfigError, load_config, with_overrides
 from firmware.service import Buttons, ModelError, build_device, open_device_panel
@@ -159,6 +160,9 @@ def test_a_settings_mistake_is_shown_and_read_again_on_the_next_try(tmp_path, fa
          "--source): demo, picamera, webcam[:N] or a folder that exists"),
         (ModelError("cannot load the cube model: gone"), "reinstall"),
         (PermissionError(13, "Permission denied"), "data folder belongs"),
+        (DamagedStore("the data file /d/cubetower.sqlite is damaged: file is not a database",
+                      Path("/d/cubetower.sqlite")),
+         "sudo mkdir /d/damaged && sudo mv /d/cubetower.sqlite* /d/damaged/"),
     ],
 )
 def test_each_kind_of_failure_says_what_to_do(error, words, factory):
