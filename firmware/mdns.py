@@ -7,9 +7,11 @@ which it shares port 5353 with): an address record ``<name>.local`` for each LAN
 phone page as an ``_http._tcp`` service, which phones and computers list in their browsers.
 
 Two tables in one club: before publishing, it asks whether another device already answers to the
-name, and takes ``<name>-2``, ``<name>-3``, ... (and says so in the terminal). The Pi's addresses
-change (DHCP, a Wi-Fi that comes back): they are checked every ``refresh_seconds`` and the records
-updated. Nothing here may stop the device: without a network the page is still served by address.
+name, and takes ``<name>-2``, ``<name>-3``, ... (and says so in the terminal); the Pi's own avahi
+answering (its host name is ``cubetower`` too, as hardware/README suggests) is not another device.
+The Pi's addresses change (DHCP, a Wi-Fi that comes back): they are checked every
+``refresh_seconds`` and the records updated. Nothing here may stop the device: without a
+network the page is still served by address.
 """
 
 from __future__ import annotations
@@ -30,6 +32,38 @@ MAX_SUFFIX = 9  # cubetower, cubetower-2 ... cubetower-9: a club with more table
 def local_address(name: str, port: int) -> str:
     """``name.local`` with the port, which phones leave out for 80."""
     return f"{name}.local" + ("" if port == 80 else f":{port}")
+
+
+def machine_addresses() -> set[str]:
+    """Every address of this machine's interfaces, IPv4 and IPv6, in :func:`_plain` spelling.
+
+    avahi answers for the host name with all of them, IPv6 ones included (a link-local
+    ``fe80::`` at the least), while the addresses published here are the IPv4 ones phones use.
+    Listed by ifaddr, which python-zeroconf depends on and lists interfaces with itself (its
+    documentation says to use it directly), so this works wherever the announcer does; empty
+    when the interfaces cannot be listed.
+    """
+    try:
+        import ifaddr
+
+        adapters = ifaddr.get_adapters()
+    except Exception as exc:  # never stop the announcement for this
+        log.debug("cannot list this machine's addresses: %s", exc)
+        return set()
+    found = set()
+    for adapter in adapters:
+        for ip in adapter.ips:
+            # IPv6 comes as (address, flowinfo, scope_id)
+            text = ip.ip[0] if isinstance(ip.ip, tuple) else ip.ip
+            with contextlib.suppress(ValueError):
+                found.add(_plain(text))
+    return found
+
+
+def _plain(address: str) -> str:
+    """``address`` in one spelling (IPv6 compressed, lower case, without ``%interface``), so
+    addresses from ifaddr, zeroconf and ``hostname -I`` compare equal."""
+    return str(ipaddress.ip_address(address.split("%", 1)[0]))
 
 
 class NameAnnouncer:
@@ -133,16 +167,24 @@ class NameAnnouncer:
         return sorted(set(found))
 
     def _free_name(self, zc, ours: list[str]) -> str:
-        """The wanted name, unless a device with other addresses answers to it already."""
+        """The wanted name, unless a device with other addresses answers to it already.
+
+        An answer is this machine's own when every address in it is this machine's: avahi
+        publishes the host name (``cubetower`` when the guide is followed) with each address of
+        each interface, IPv6 ones too, which ``ours`` (the IPv4 addresses published here) leaves
+        out; so they are compared with ``ours`` and :func:`machine_addresses` together. Another
+        device answers with an address of its own, and the name is taken.
+        """
         from zeroconf import AddressResolver
 
+        mine = {_plain(a) for a in ours} | machine_addresses()
         for n in range(1, MAX_SUFFIX + 1):
             name = self.wanted if n == 1 else f"{self.wanted}-{n}"
             resolver = AddressResolver(f"{name}.local.")
             if not resolver.request(zc, self._probe_ms):
                 return name
-            theirs = set(resolver.parsed_addresses())
-            if theirs <= set(ours):  # this machine (avahi, when the host name is the same)
+            theirs = {_plain(a) for a in resolver.parsed_addresses()}
+            if theirs <= mine:  # this machine (avahi, when the host name is the same)
                 return name
             log.info("%s.local answers at %s: not this device", name, ", ".join(sorted(theirs)))
         return self.wanted  # all taken: share the name rather than go without one

@@ -16,7 +16,7 @@ from child_output import ChildOutput
 from zeroconf import AddressResolver, DNSIncoming, DNSOutgoing, DNSQuestion, Zeroconf
 from zeroconf import const as dns
 
-from firmware import cli
+from firmware import cli, mdns
 from firmware.config import Config, ConfigError, ServerConfig, load_config
 from firmware.mdns import NameAnnouncer
 
@@ -90,15 +90,17 @@ def test_a_new_address_is_published_when_the_network_changes(name):
         announcer.close()
 
 
-OTHER_DEVICE = textwrap.dedent(
+RESPONDER = textwrap.dedent(
     """
     import socket, sys
     from zeroconf import ServiceInfo, Zeroconf
 
-    name = sys.argv[1]
+    name, addresses = sys.argv[1], sys.argv[2:]
+    packed = [socket.inet_pton(socket.AF_INET6 if ":" in a else socket.AF_INET, a)
+              for a in addresses]
     zc = Zeroconf(interfaces=["127.0.0.1"])
     info = ServiceInfo("_http._tcp.local.", f"other {name}._http._tcp.local.", port=80,
-                       addresses=[socket.inet_aton("192.0.2.99")], server=f"{name}.local.")
+                       addresses=packed, server=f"{name}.local.")
     zc.register_service(info)
     print("ready", flush=True)
     sys.stdin.read()  # until the test is done with it
@@ -125,19 +127,26 @@ def resolves(host: str) -> bool:
         return pool.submit(ask_by_multicast).result(timeout=60)
 
 
-def test_a_name_another_device_answers_to_gets_a_number(name):
-    other = subprocess.Popen([sys.executable, "-c", OTHER_DEVICE, name], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)  # the other table's device
+def announce_beside(name: str, theirs: list[str], ours: list[str]) -> tuple[NameAnnouncer, list]:
+    """The device announcing ``ours`` while another responder (a process of its own) answers to
+    ``name.local`` with ``theirs``; that one is stopped once the device has published, and the
+    device's words to the terminal come back with it."""
+    other = subprocess.Popen([sys.executable, "-c", RESPONDER, name, *theirs],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         ChildOutput(other).wait_for(lambda line: line.strip() == "ready", what="ready")
         if not resolves(f"{name}.local."):
             pytest.skip("multicast over loopback does not reach another socket here")
         said: list[str] = []
-        announcer = announce(name, ["192.0.2.12"], say=said.append)
+        return announce(name, ours, say=said.append), said
     finally:
         # a question sent to port 5353 reaches one of the sockets there: only ours from now on
         other.stdin.close()
         other.wait(timeout=30)
+
+
+def test_a_name_another_device_answers_to_gets_a_number(name):
+    announcer, said = announce_beside(name, ["192.0.2.99"], ["192.0.2.12"])  # the other table's
     try:
         assert announcer.name == f"{name}-2"
         assert said == [f"another device on this network answers to {name}.local: "
@@ -145,6 +154,28 @@ def test_a_name_another_device_answers_to_gets_a_number(name):
         assert eventually_addresses_of(f"{name}-2", ["192.0.2.12"]) == ["192.0.2.12"]
     finally:
         announcer.close()
+
+
+def test_the_pis_own_avahi_answering_with_ipv6_too_keeps_the_name(name, monkeypatch):
+    """The Pi's host name is the name (hardware/README suggests ``cubetower``): avahi answers to
+    it with the Pi's IPv4 address and its link-local IPv6 one, which the device does not publish.
+    That is this machine, not another table's device."""
+    link_local = "fe80::ba27:ebff:fe12:3456"  # a Pi's, from its MAC address
+    monkeypatch.setattr(mdns, "machine_addresses", lambda: {"192.0.2.14", link_local})
+    announcer, said = announce_beside(name, ["192.0.2.14", link_local], ["192.0.2.14"])
+    try:
+        assert announcer.name == name
+        assert said == []
+        assert eventually_addresses_of(name, ["192.0.2.14"]) == ["192.0.2.14"]
+    finally:
+        announcer.close()
+
+
+def test_the_machines_own_addresses_are_listed_in_one_spelling():
+    found = mdns.machine_addresses()
+    assert "127.0.0.1" in found  # every machine has loopback
+    assert all(mdns._plain(a) == a and "%" not in a for a in found)
+    assert mdns._plain("FE80:0:0::BA27:EBFF:FE12:3456%wlan0") == "fe80::ba27:ebff:fe12:3456"
 
 
 def test_the_device_announces_only_when_phones_can_reach_it():
