@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from companion.amerigo import Game
 from companion.amerigo.events import parse_event
+from companion.amerigo.state import SEATING
 from companion.bought_ap import check_bought_ap
 from companion.drops import PHASE, SETUP, Drop, check_drop, previous_drop
 from companion.errors import NeedsConfirmation, TableError
@@ -61,19 +62,54 @@ class KeyReused(TableError):
     """An idempotency key sent again with another request than the one it was first used for."""
 
 
+# Zero-width (non-)joiners are format characters (category Cf) with a job between two visible
+# characters: ZWJ (U+200D) glues emoji into one (pirate flag, family, cook) and shapes Indic
+# conjuncts; ZWNJ (U+200C) keeps Persian letters apart. Anywhere else (at an end, doubled, beside
+# a space) they only hide something, so they are refused there like every other C* character.
+JOINERS = frozenset("\u200c\u200d")
+# Left out when names are compared: the joiners, and the variation selectors (emoji or text
+# presentation, U+FE00-FE0F), so "A\u200dda" or "☠\ufe0f" cannot pass for a second "Ada" or "☠".
+UNSEEN_IN_COMPARISON = JOINERS | frozenset(map(chr, range(0xFE00, 0xFE10)))
+
+
+def _shows(ch: str) -> bool:
+    """Whether ``ch`` leaves a mark of its own: not a control, format or space character
+    (a combining mark does: it sits on the character before it)."""
+    return unicodedata.category(ch)[0] not in "CZ"
+
+
 def _text(value: object, what: Msg, most: int) -> str:
     """Stripped text of at most ``most`` characters, without control or invisible format
-    characters (which would make two names look alike or break a screen's layout)."""
+    characters (which would make two names look alike or break a screen's layout), except a
+    joiner between two visible characters (``JOINERS``)."""
     if not isinstance(value, str):
         raise TableError("{what} must be a text", what=what)
     value = value.strip()
     if len(value) > most:
         raise TableError("{what} is at most {most} characters: {value}...", what=what, most=most,
                          value=repr(value[:most]))
-    if any(unicodedata.category(ch)[0] == "C" for ch in value):
+    for i, ch in enumerate(value):
+        if unicodedata.category(ch)[0] != "C":
+            continue
+        if ch in JOINERS and 0 < i < len(value) - 1 and _shows(value[i - 1]) \
+                and _shows(value[i + 1]):
+            continue
         raise TableError("{what} {value} holds a control or invisible character", what=what,
                          value=repr(value))
+    # Some letter, digit, punctuation or symbol (an emoji is a symbol) must carry it: what is
+    # left (combining marks, variation selectors, joiners, inner spaces) has nothing to stand
+    # on, and would show as nothing or as marks stacked on whatever is printed before it.
+    if value and not any(unicodedata.category(ch)[0] in "LNPS" for ch in value):
+        raise TableError("{what} {value} is only accents or marks: it needs a letter, digit or "
+                         "symbol", what=what, value=repr(value))
     return value
+
+
+def _folded(name: str) -> str:
+    """A name as compared with the others: compatibility forms (full-width letters), capitals
+    and the characters that do not change how it reads (``UNSEEN_IN_COMPARISON``) ignored."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(ch for ch in folded if ch not in UNSEEN_IN_COMPARISON)
 
 
 def seat_names(players: object) -> list[str]:
@@ -84,7 +120,7 @@ def seat_names(players: object) -> list[str]:
     names = [n for n in names if n]
     seen: dict[str, str] = {}
     for name in names:
-        folded = unicodedata.normalize("NFKC", name).casefold()
+        folded = _folded(name)
         if folded in seen:
             raise TableError("two players are called '{one}' and '{other}': names must differ "
                              "(ignoring capitals)", one=seen[folded], other=name)
@@ -310,6 +346,8 @@ class GameTable:
                 self._check_drop(game_id, game, command, reading_id, confirmed)
             after = game.copy()
             event = after.command(command)  # RulesError: refused, the game is untouched
+            if kind == "undo" and after.state.stage == SEATING:
+                self._refuse_unseating(command)
             check_bought_ap(event, after.state.last_action, confirmed)
             try:
                 self._store.append_events(game_id, base, [event], idem)
@@ -320,6 +358,18 @@ class GameTable:
             snapshot = self._snapshot(game_id, after)
         self._announce(snapshot)
         return snapshot
+
+    @staticmethod
+    def _refuse_unseating(command: dict) -> None:
+        """An undo (or an undo of a redo...) that would take back the seating: the game would
+        then wait for ``players_seated``, which no phone can send, so it is refused. The seating
+        is in force whenever the game is past the stage ``seating`` (its creation cannot be
+        undone), so the stage after the command tells, however the undo's target was resolved.
+        """
+        if "target" not in command and not command.get("redo"):
+            # the plain Undo button, in the panel's words (``undo_latest``)
+            raise TableError("nothing to undo yet (start a new game to change the players)")
+        raise TableError("the seating cannot be undone: start a new game to change the players")
 
     def _first_answer(self, idem: tuple[str, str] | None) -> dict | None:
         """The answer a write with this idempotency key got, if it was made (lock held)."""

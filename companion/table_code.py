@@ -54,7 +54,9 @@ class TableCode:
 
     def _read(self) -> str | None:
         try:
-            kept = self.path.read_text(encoding="ascii").strip()
+            # as a typed code is read: a code written in by hand in lower case (or as "abc-def")
+            # is the same code, and keeping it spares every phone a rejoin
+            kept = normalise(self.path.read_text(encoding="ascii").strip())
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as exc:

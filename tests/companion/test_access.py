@@ -76,6 +76,22 @@ def test_a_damaged_code_file_gets_a_fresh_code(tmp_path):
     assert code.value == "XYZ789" and path.read_text().strip() == "XYZ789"
 
 
+@pytest.mark.parametrize("written", ["abc234\n", " Abc234 \r\n", "abc-234"])
+def test_a_code_written_in_by_hand_is_read_as_a_typed_one(tmp_path, written):
+    path = tmp_path / "table-code"
+    path.write_bytes(written.encode("ascii"))
+    code = TableCode(path, make=lambda: "XYZ789")
+    assert code.value == "ABC234" and code.matches("abc234")
+    assert path.read_bytes() == written.encode("ascii")  # kept: the phones keep their code
+
+
+def test_a_code_still_malformed_once_normalised_is_replaced(tmp_path):
+    path = tmp_path / "table-code"
+    path.write_text("abc230\n")  # 0 is not in the alphabet, in any case
+    code = TableCode(path, make=lambda: "XYZ789")
+    assert code.value == "XYZ789" and path.read_text().strip() == "XYZ789"
+
+
 def test_a_code_that_cannot_be_kept_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

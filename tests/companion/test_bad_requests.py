@@ -90,6 +90,11 @@ def assert_unchanged(client, store, game):
         ("", 400, "not valid JSON"),
         ("[]", 400, "send a JSON object"),
         ('{"base": true, "command": {"type": "undo"}}', 400, "'base'"),
+        # right after the start an undo would take back the seating: the game would wait for
+        # players_seated, which no phone can send
+        ('{"base": 2, "command": {"type": "undo"}}', 400, "nothing to undo yet"),
+        ('{"base": 2, "command": {"type": "undo", "target": 2}}', 400,
+         "the seating cannot be undone"),
     ],
 )
 def test_a_bad_command_is_a_4xx_in_words_and_changes_nothing(parts, body, status, words):
@@ -154,6 +159,20 @@ def test_a_wrong_method_says_which_ones_are_allowed(parts):
         (["Ada", "Ben\u0007"], "control character"),
         (["Ada", "\u200bAda"], "control or invisible character"),  # looks like "Ada"
         (["Ada", "Ben\u202e"], "control or invisible character"),
+        # a joiner only between two visible characters: not at an end, doubled, or by a space
+        (["Ada", "\u200dBen"], "control or invisible character"),
+        (["Ada", "Ben\u200c"], "control or invisible character"),
+        (["Ada", "B\u200d\u200den"], "control or invisible character"),
+        (["Ada", "Ben \u200dX"], "control or invisible character"),
+        (["Ada", "\U0001f3f4\u200d \u2620"], "control or invisible character"),
+        # nothing for the marks to sit on
+        (["Ada", "\u0301\u0301"], "only accents or marks"),
+        (["Ada", "\ufe0f"], "only accents or marks"),
+        (["Ada", "\u0301 \u0301"], "only accents or marks"),
+        # a joiner or a variation selector does not make another name
+        (["Ada", "A\u200dda"], "names must differ"),
+        (["\u2620", "\u2620\ufe0f"], "names must differ"),
+        (["\U0001f468\u200d\U0001f373", "\U0001f468\U0001f373"], "names must differ"),
         (["Ada", 3], "list of names"),
         ("Ada", "list of names"),
     ],
@@ -174,10 +193,32 @@ def test_names_are_kept_as_typed_without_the_blanks(parts):
 
 
 @pytest.mark.parametrize(
+    "players",
+    [
+        ["\U0001f3f4\u200d\u2620\ufe0f", "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d"
+         "\U0001f466"],  # pirate flag, family: emoji joined by ZWJ
+        ["\U0001f468\u200d\U0001f373 night", "\U0001f469\U0001f3fd\u200d\U0001f680"],
+        ["\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0915\u094d\u200d\u0937"],
+        ["\u2764\ufe0f", "1\ufe0f\u20e3"],  # a variation selector (Mn), a keycap (Me)
+        ["Zoe\u0301", "\U0001f441\ufe0f\u200d\U0001f5e8\ufe0f"],  # a mark before a ZWJ
+    ],
+)
+def test_names_with_joiners_and_marks_in_their_place_are_kept(parts, players):
+    client, *_ = parts
+    response = client.post("/api/game", json={"players": players, "name": players[0]})
+    assert response.status_code == 201, response.get_json()
+    game = response.get_json()
+    assert game["state"]["player_order"] == players
+    assert game["state"]["name"] == players[0]
+
+
+@pytest.mark.parametrize(
     ("body", "words"),
     [
         ({"players": ["Ada", "Ben"], "name": "x" * 61}, "at most 60 characters"),
         ({"players": ["Ada", "Ben"], "name": 7}, "must be a text"),
+        ({"players": ["Ada", "Ben"], "name": "\u0301"}, "only accents or marks"),
+        ({"players": ["Ada", "Ben"], "name": "Friday\u200d"}, "control or invisible"),
         ({"players": ["Ada", "Ben"], "colour": "red"}, "unknown field(s) 'colour'"),
         ({"players": ["Ada", "Ben"], "settings": {"goods": "all"}}, "goods"),
         ({"players": ["Ada", "Ben"], "settings": {"flavour": 1}}, "unknown setting"),

@@ -242,6 +242,46 @@ def test_the_panel_undo_does_not_unseat_the_players(table):
         table_.undo_latest()
 
 
+def test_no_undo_from_a_phone_unseats_the_players(table):
+    table_, client, _ = table
+    game = start(client)
+    gid = game["id"]
+    for command, words in (
+        ({"type": "undo"}, "nothing to undo yet"),  # the panel's words (undo_latest)
+        ({"type": "undo", "target": 2}, "the seating cannot be undone"),
+    ):
+        with pytest.raises(TableError, match=words):
+            table_.command(gid, 2, command)
+        assert table_.snapshot() == game
+    # with all that followed the seating undone, a plain undo would reach it again
+    game = table_.command(gid, 2, {"type": "setup_drop_read", "tray": SETUP})
+    game = table_.command(gid, 3, {"type": "undo"})
+    assert game["state"]["stage"] == "setup"
+    with pytest.raises(TableError, match="nothing to undo yet"):
+        table_.command(gid, 4, {"type": "undo"})
+    with pytest.raises(TableError, match="the seating cannot be undone"):
+        table_.command(gid, 4, {"type": "undo", "target": 2})
+    assert table_.snapshot() == game and table_._store.event_count(gid) == 4
+
+
+def test_a_log_stuck_at_the_seating_may_be_redone_but_not_undone_again(table):
+    """A log stored before the seating was guarded (undo #2 right after the start) waits for
+    players_seated: the redo gets the game back, and undoing that redo is refused."""
+    table_, client, _ = table
+    game = start(client)
+    gid = game["id"]
+    table_._store.append_events(gid, 2, [{"v": 1, "type": "undo", "target": 2}])
+    assert table_.snapshot()["state"]["stage"] == "seating"
+    redone = table_.command(gid, 3, {"type": "undo", "redo": True})
+    assert redone["state"]["stage"] == "setup"
+    assert redone["state"]["players"] == game["state"]["players"]
+    with pytest.raises(TableError, match="the seating cannot be undone"):
+        table_.command(gid, 4, {"type": "undo", "target": 4})  # undo the redo
+    with pytest.raises(TableError, match="nothing to undo yet"):
+        table_.command(gid, 4, {"type": "undo"})
+    assert table_.snapshot() == redone
+
+
 def test_table_errors_have_a_kind(table):
     _, client, _ = table
     response = client.post("/api/game", json={"players": "Ada"})
