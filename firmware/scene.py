@@ -58,7 +58,10 @@ class SceneMemory:
         if self.path is not None:
             try:
                 partial = self.path.with_name(self.path.name + ".partial.png")
-                cv2.imwrite(str(partial), now)
+                ok, png = cv2.imencode(".png", now)  # imwrite says only False on a full card
+                if not ok:
+                    raise OSError("the thumbnail could not be encoded")
+                partial.write_bytes(png.tobytes())  # the reason itself (no space left...)
                 partial.replace(self.path)
             except OSError as exc:  # a full card loses the check after a restart, not the reading
                 log.warning("could not keep the tray thumbnail in %s: %s", self.path, exc)

@@ -1,7 +1,10 @@
 """The camera says when the tray is the last reading's, unchanged (firmware.scene)."""
 
+from pathlib import Path
+
 import cv2
 import numpy as np
+import pytest
 
 from firmware.scene import SceneMemory
 from firmware.sources import DEMO_DIR
@@ -33,3 +36,18 @@ def test_the_last_tray_is_remembered_across_a_restart(tmp_path):
     assert SceneMemory(path).unchanged(tray) is True  # a new process, the same tray
     path.write_bytes(b"not a picture")
     assert SceneMemory(path).unchanged(tray) is False  # a spoilt file is set aside, not fatal
+
+
+
+def test_a_full_card_is_said_in_its_own_words(tmp_path, caplog):
+    """``cv2.imwrite`` only says False on a full card; the warning must say why."""
+    full = Path("/dev/full")
+    if not full.exists():
+        pytest.skip("no /dev/full here")
+    path = tmp_path / "last-tray.png"
+    (tmp_path / "last-tray.png.partial.png").symlink_to(full)  # every write: no space left
+    tray = cv2.imread(str(DEMO_DIR / "drop01.jpg"))
+    with caplog.at_level("WARNING"):
+        assert SceneMemory(path).unchanged(tray) is False
+    assert "could not keep the tray thumbnail" in caplog.text
+    assert "No space left on device" in caplog.text
