@@ -20,6 +20,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
+from companion.store import StoreError
 from firmware.sources import Frame, FrameError, FrameSource, NoFrameYet
 from vision import VisionError
 from vision.settle import SettleDetector
@@ -140,6 +141,7 @@ class TrayWatcher:
         self.reads = 0
         self.last_frame: Frame | None = None  # for calibration from another thread
         self._read_state = "read"  # or "uncertain": how the last reading came out
+        self._save_again_at: float | None = None  # when to read a tray whose reading was lost
 
     def request_read(self) -> None:
         """A player pressed "read now": read the next frame whatever the trigger says."""
@@ -162,6 +164,8 @@ class TrayWatcher:
         if self._read_requested.is_set():
             self._read_requested.clear()
             wanted = True
+        if self._save_again_at is not None and now >= self._save_again_at:
+            wanted = True  # the last reading could not be saved: read the tray again
         if not wanted:
             # The trigger does not read this frame again (each one is read once), so a failed
             # reading stays shown until one succeeds; a tray at rest keeps showing how its
@@ -194,10 +198,28 @@ class TrayWatcher:
         corners = outcome.reading.get("tray_corners")
         if corners:
             self.trigger.set_tray(corners)
-        self.sink.publish_reading(frame.frame_id, outcome.reading, outcome.picture)
+        try:
+            self.sink.publish_reading(frame.frame_id, outcome.reading, outcome.picture)
+        except StoreError as exc:
+            return self._not_saved(str(exc))
+        self._save_again_at = None
         self._read_state = "uncertain" if outcome.reading.get("uncertain") else "read"
         self.sink.set_status(self._read_state, source=self.source.name)
         return True
+
+    def _not_saved(self, reason: str) -> bool:
+        """A reading the data file refused (a full card): said, kept as the problem shown, and
+        the tray read again in ``SAVE_AGAIN_SECONDS``, so the drop is not lost once there is
+        room (the trigger reads each tray once)."""
+        message = f"the tray was read but the reading could not be saved: {reason}"
+        if message != self._read_error:
+            log.warning("%s", message)
+        self._read_error = message
+        self._save_again_at = self.clock() + self.SAVE_AGAIN_SECONDS
+        self.sink.set_status("error", message, source=self.source.name)
+        return True
+
+    SAVE_AGAIN_SECONDS = 5.0
 
     def _frame_error(self, message: str) -> bool:
         """Say once per distinct problem; a camera that stays away must not flood the log."""
@@ -234,6 +256,8 @@ class TrayWatcher:
             )
         elif self._last_error:
             body["problem"] = self._last_error
+        elif self._read_error and self._save_again_at is not None:
+            body["problem"] = self._read_error  # the card, not the camera (``_not_saved``)
         elif self._read_error:
             body["problem"] = f"the camera's pictures cannot be read: {self._read_error}"
         for key in ("restarts", "focus"):

@@ -4,6 +4,7 @@ import threading
 import cv2
 import numpy as np
 
+from companion.store import NotSaved
 from firmware.sources import FolderSource, Frame, FrameError, FrameSource, NoFrameYet
 from firmware.watcher import ChangedFrameTrigger, Outcome, TrayWatcher
 from vision import VisionError
@@ -327,3 +328,31 @@ def test_a_live_tray_whose_reading_fails_is_not_read_again_until_it_changes():
         now[0] += 0.1
     assert len(calls) == 1
     assert sink.states[-1] == "error" and "too small" in watcher.health()["problem"]
+
+
+def test_a_reading_the_card_cannot_save_is_said_and_the_tray_read_again_later():
+    """A full card: the drop must not be lost once there is room (each tray is read once)."""
+    class FullCard(RecordingSink):
+        full = True
+
+        def publish_reading(self, frame_id, reading, picture):
+            if self.full:
+                raise NotSaved("the device could not save this, so nothing changed (database "
+                               "or disk is full)")
+            super().publish_reading(frame_id, reading, picture)
+
+    now = [0.0]
+    sink = FullCard()
+    watcher = TrayWatcher(ScriptedSource(["a"]), reader, sink, clock=lambda: now[0])
+    watcher.step()
+    assert sink.readings == [] and sink.states[-1] == "error"
+    assert "could not be saved" in sink.messages[-1] and "disk is full" in sink.messages[-1]
+    watcher.step()  # the same tray, soon after: the problem stays shown
+    assert sink.states[-1] == "error" and not watcher.health()["ok"]
+    assert "could not be saved" in watcher.health()["problem"]
+    sink.full = False
+    now[0] += TrayWatcher.SAVE_AGAIN_SECONDS
+    watcher.step()
+    assert [r[0] for r in sink.readings] == ["a"] and sink.states[-1] == "read"
+    watcher.step()
+    assert len(sink.readings) == 1 and watcher.health()["ok"]
