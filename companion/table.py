@@ -6,6 +6,10 @@ two players pressing at once cannot both take the same turn. The rules engine ch
 itself on a copy of the game; the copy replaces the game in memory only once its event is stored,
 so a refused or failed command leaves no trace, in memory or on disk.
 
+A new game may name the game the phone showed at the table (``replaces``, None when it showed
+none): when another phone started (or resumed) a game meanwhile, the new game is refused as stale
+too, instead of silently taking the table from a game its sender never saw.
+
 A write may carry an idempotency key (a phone makes one per tap and sends it again when it
 retries after a lost answer): the key is stored with the write's event, and a repeat is answered
 with the first answer instead of being applied twice.
@@ -33,7 +37,9 @@ from companion.recovery import load_game
 from companion.store import SeqConflict, Store
 from companion.text import Msg
 
-__all__ = ["COMMAND_TYPES", "GameTable", "KeyReused", "NeedsConfirmation", "TableError"]
+__all__ = [
+    "ANY_GAME", "COMMAND_TYPES", "GameTable", "KeyReused", "NeedsConfirmation", "TableError",
+]
 
 COMMAND_TYPES = frozenset(
     {
@@ -60,6 +66,17 @@ TITLE_MAX = 60  # a game's name
 
 class KeyReused(TableError):
     """An idempotency key sent again with another request than the one it was first used for."""
+
+
+class _AnyGame:
+    """``new_game``'s ``replaces`` left out: whatever game is at the table (scripts, older
+    pages), as before the phones named the game they showed."""
+
+    def __repr__(self) -> str:
+        return "ANY_GAME"
+
+
+ANY_GAME = _AnyGame()
 
 
 # Zero-width (non-)joiners are format characters (category Cf) with a job between two visible
@@ -276,11 +293,22 @@ class GameTable:
         name: str | None = "",
         settings: dict | None = None,
         key: str | None = None,
+        *,
+        replaces: int | _AnyGame | None = ANY_GAME,
     ) -> dict:
         """Start a game: created and seated in one transaction, so a half-made game is never
-        stored. ``key``: the request's idempotency key (a repeat gets the first answer)."""
+        stored. ``key``: the request's idempotency key (a repeat gets the first answer, even
+        after another game was started). ``replaces``: the id of the game the sender's screen
+        shows at the table (None: it shows none); when another game is there now (another phone
+        started or resumed one first), SeqConflict and nothing is started. Like a command's
+        ``base`` it is not part of what the key's request asked for."""
         players = seat_names(players)
         name = _text("" if name is None else name, Msg("the game's name"), TITLE_MAX)
+        if replaces is not ANY_GAME and replaces is not None and (
+            not isinstance(replaces, int) or isinstance(replaces, bool) or replaces < 1
+        ):
+            raise TableError("'replaces' must be the number of the game your screen shows at the "
+                             "table (null when it shows none)")
         created: dict = {"v": 1, "type": "game_created"}
         if name:
             created["name"] = name
@@ -294,6 +322,8 @@ class GameTable:
             first = self._first_answer(idem)
             if first is not None:
                 return first
+            if replaces is not ANY_GAME:
+                self._check_replaces(replaces)
             try:
                 game_id = self._store.create_game(name, game.events, idem)
             except ValueError as exc:
@@ -302,6 +332,23 @@ class GameTable:
             snapshot = self._snapshot(game_id, game)
         self._announce(snapshot)
         return snapshot
+
+    def _check_replaces(self, replaces: object) -> None:
+        """SeqConflict unless the game at the table is the one a new game's sender saw (lock
+        held, so two phones that saw the same game cannot both start one)."""
+        current = self.current_id()
+        if replaces == current:
+            return
+        if current is None:  # (games are not deleted; a data file swapped under the device)
+            raise SeqConflict(Msg(
+                "there is no game at the table any more (your screen showed game {shown}), so "
+                "yours was not started; the screen has been refreshed", shown=replaces,
+            ))
+        raise SeqConflict(Msg(
+            "another phone started a game first (game {game} is at the table now), so yours was "
+            "not started; the screen has been refreshed, start yours again only if that is still "
+            "what you meant", game=current,
+        ))
 
     def command(
         self,
@@ -441,6 +488,30 @@ class GameTable:
         if in_force and in_force[-1]["type"] in ("game_created", "players_seated"):
             raise TableError("nothing to undo yet (start a new game to change the players)")
         return self.command(snapshot["id"], snapshot["seq"], {"type": "undo"})
+
+    def redo_latest(self) -> dict:
+        """Bring back what the latest undo took back (the panel's Undo button, held), as the
+        phones' Redo does: only while that undo is the latest event in force (an earlier redo,
+        an undo of an undo, is passed over to reach the undo before it)."""
+        snapshot = self.snapshot()
+        if snapshot["id"] is None:
+            raise TableError("no game is open")
+        history = snapshot["history"]
+        by_n = {h["n"]: h for h in history}
+        for h in reversed(history):
+            if not h["in_force"]:
+                continue
+            if h["type"] != "undo":
+                break
+            target = by_n.get(h.get("target"))
+            if target is not None and target["type"] == "undo":
+                continue  # an earlier redo: the undo it took back stays taken back
+            return self.command(
+                snapshot["id"], snapshot["seq"], {"type": "undo", "redo": True}
+            )
+        raise TableError(
+            "nothing to redo: Redo brings back what Undo took back, until the game moves on"
+        )
 
     def _announce(self, snapshot: dict) -> None:
         self._hub.publish("game", snapshot)

@@ -35,6 +35,7 @@ from firmware.scene import SceneMemory
 from firmware.session import CONFIRMED_DROPS, SessionCalibration, parse_corners
 from firmware.sources import (
     DEMO_DIR,
+    AwaitedCamera,
     CameraSettings,
     DemoSource,
     FolderSource,
@@ -42,6 +43,8 @@ from firmware.sources import (
     FrameError,
     FrameSource,
     NoCamera,
+    SourceError,
+    SourceSettingError,
     open_source,
 )
 from firmware.watchdog import SystemdNotifier
@@ -113,6 +116,27 @@ def camera_settings(config: Config) -> CameraSettings:
         mains_hz=camera.mains_hz,
         capture_timeout=camera.capture_timeout_seconds,
     )
+
+
+def camera_or_awaited(config: Config) -> FrameSource:
+    """The configured camera; one that is there but will not open (busy, a loose cable) is an
+    ``AwaitedCamera``, tried again while the game goes on. A source that cannot be one (a
+    mistyped ``--source``, a folder not there) stays a fault: only the settings can fix it."""
+    camera = config.camera
+    size, settings = (camera.width, camera.height), camera_settings(config)
+    try:
+        return choose_source(camera.source, size, settings)
+    except SourceSettingError:
+        raise
+    except SourceError as exc:
+        spec = "picamera" if camera.source == "auto" else camera.source
+        log.warning("the camera cannot be opened (%s); the game goes on without it, and it is "
+                    "tried again every %.0f s", exc, CAMERA_RETRY_SECONDS)
+        return AwaitedCamera(lambda: open_source(spec, size, settings), exc,
+                             retry_seconds=CAMERA_RETRY_SECONDS)
+
+
+CAMERA_RETRY_SECONDS = 10.0
 
 
 def choose_source(
@@ -450,6 +474,8 @@ class Buttons:
 
     read_now: Callable[[], object] = lambda: None
     undo: Callable[[], object] = lambda: None
+    redo: Callable[[], object] = lambda: None
+    """Undo held for ``[panel] hold_time`` seconds (a short press is ``undo``)."""
     next: Callable[[], object] = lambda: None
 
 
@@ -460,6 +486,7 @@ def open_device_panel(config: Config, buttons: Buttons, *, pin_factory=None) -> 
         on_read_now=lambda: buttons.read_now(),
         on_undo=lambda: buttons.undo(),
         on_next=lambda: buttons.next(),
+        on_redo=lambda: buttons.redo(),
         pin_factory=pin_factory,
     )
 
@@ -487,10 +514,7 @@ def build_device(
         detector = load_detector()
     elif not isinstance(detector, SharedDetector):
         detector = SharedDetector(detector)
-    camera = config.camera
-    source = source or choose_source(
-        camera.source, (camera.width, camera.height), camera_settings(config)
-    )
+    source = source or camera_or_awaited(config)
     try:
         return _compose(config, source, detector, notifier, panel, buttons, pin_factory, streams)
     except BaseException:
@@ -545,6 +569,7 @@ def _wire(config, source, detector, notifier, panel, buttons, pin_factory, strea
     buttons = buttons or Buttons()
     buttons.read_now = watcher.request_read
     buttons.undo = lambda: game_button(table.undo_latest, mirror)
+    buttons.redo = lambda: game_button(table.redo_latest, mirror)
     buttons.next = lambda: game_button(lambda: confirm_latest(board, table), mirror)
     mirror.panel = panel
     device = Device(

@@ -37,6 +37,7 @@ from vision import VisionError, load_image
 __all__ = [
     "CAPTURE_SIZE",
     "DEMO_DIR",
+    "AwaitedCamera",
     "CameraSettings",
     "CameraStalled",
     "DemoSource",
@@ -198,6 +199,64 @@ class DemoSource(FrameSource):
                 raise FrameError(f"demo picture {step.file}: {exc}") from exc
         self._last = Frame(self._images[step.file], frame_id, self._wall_clock(), step.file)
         return self._last
+
+
+class AwaitedCamera(FrameSource):
+    """A live camera that would not open at start, tried again every ``retry_seconds``.
+
+    Why not the fault page: a ribbon cable that came loose, or a camera another program holds,
+    would otherwise hide the whole game (score sheet, history, typed counts) until someone
+    fixed the camera. Meanwhile every read is a camera problem in words (the tray card says it,
+    ``/api/health`` answers 503), and the game goes on with counts typed in. Not ``live`` until
+    the camera opens: a camera that never started cannot stall, and systemd's watchdog must not
+    restart a device that serves the game. Once opened it is the camera, exposure lock included.
+    """
+
+    def __init__(self, open_camera: Callable[[], FrameSource], why: SourceError, *,
+                 retry_seconds: float = 10.0, clock: Callable[[], float] = time.monotonic):
+        self._open = open_camera
+        self._why = str(why)
+        self._retry_seconds = retry_seconds
+        self._clock = clock
+        self._retry_at = clock() + retry_seconds
+        self._camera: FrameSource | None = None
+        self._lock: dict | None = None
+
+    @property
+    def name(self) -> str:
+        return self._camera.name if self._camera else "the camera (not opened)"
+
+    @property
+    def live(self) -> bool:
+        return self._camera.live if self._camera else False
+
+    def read(self) -> Frame:
+        if self._camera is None and self._clock() >= self._retry_at:
+            try:
+                camera = self._open()
+            except SourceError as exc:
+                self._why = str(exc)
+                self._retry_at = self._clock() + self._retry_seconds
+            else:
+                camera.use_exposure_lock(self._lock)
+                log.info("the camera opened after all: %s", camera.name)
+                self._camera = camera
+        if self._camera is None:
+            raise FrameError(f"{self._why} (tried again every {self._retry_seconds:.0f} s; the "
+                             "game goes on with counts typed in)")
+        return self._camera.read()
+
+    def lock_exposure(self) -> dict | None:
+        return self._camera.lock_exposure() if self._camera else None
+
+    def use_exposure_lock(self, lock: dict | None) -> None:
+        self._lock = lock
+        if self._camera:
+            self._camera.use_exposure_lock(lock)
+
+    def close(self) -> None:
+        if self._camera:
+            self._camera.close()
 
 
 def open_source(

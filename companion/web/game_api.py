@@ -2,7 +2,8 @@
 
 Every refusal is a JSON body ``{"error": "..."}`` a phone can show as it is: 400 for a command the
 rules refuse or a malformed request, 409 when another phone changed the game first (with the fresh
-snapshot, so the phone can redraw at once), 404 when there is no game, 422 when an
+snapshot, so the phone can redraw at once; for a new game, when another game is at the table
+than the one its ``replaces`` names), 404 when there is no game, 422 when an
 ``Idempotency-Key`` comes back with another request. A write sent again with the same
 ``Idempotency-Key`` is answered as the first time and applied once. A 409 with ``"confirm"``
 instead asks a question (``companion.errors.NeedsConfirmation``): the same request again with
@@ -16,10 +17,11 @@ from flask import Blueprint, Response, jsonify, request
 from companion.amerigo import RulesError
 from companion.errors import NeedsConfirmation
 from companion.store import SeqConflict
-from companion.table import GameTable, KeyReused, TableError
+from companion.table import ANY_GAME, GameTable, KeyReused, TableError
 from companion.web.inputs import idempotency_key, json_body
 
-NEW_GAME_FIELDS = frozenset({"players", "name", "settings"})
+# "replaces": the id of the game the phone shows at the table (null: none); left out, any
+NEW_GAME_FIELDS = frozenset({"players", "name", "settings", "replaces"})
 # "reading": the camera reading a drop's counts come from; "confirmed": the players' yes
 COMMAND_FIELDS = frozenset({"base", "command", "reading", "confirmed"})
 
@@ -85,7 +87,8 @@ def game_blueprint(table: GameTable) -> Blueprint:
         key = idempotency_key(request.headers)
         body = json_body(request.get_data(), request.mimetype, NEW_GAME_FIELDS)
         snapshot = table.new_game(
-            body.get("players", []), body.get("name", ""), body.get("settings"), key=key
+            body.get("players", []), body.get("name", ""), body.get("settings"), key=key,
+            replaces=body.get("replaces", ANY_GAME),
         )
         return jsonify(snapshot), 201
 

@@ -97,6 +97,35 @@ def test_a_new_game_asks_first(served, browser):
     phone.close()
 
 
+
+def test_a_new_game_asked_about_while_another_phone_starts_one_starts_none(served, browser):
+    """The question names the game this phone shows; another phone starts a game while it is
+    open: the yes replaces nothing (it was about the other game), and the phone shows the new
+    one."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    bodies = []
+    phone.on("request", lambda r: bodies.append(r.post_data_json)
+             if r.method == "POST" and r.url.split("?")[0].endswith("/api/game") else None)
+    phone.click("#more summary")
+    phone.click("button.new-game-open")
+    phone.fill("#more .new-game input.player-name >> nth=0", "Dan")
+    phone.fill("#more .new-game input.player-name >> nth=1", "Eve")
+    phone.click("#more >> text=Start the game")
+    phone.wait_for_selector("#ask[open]")
+    theirs = device.table.new_game(["Cleo", "Finn"])  # another phone, meanwhile
+    phone.wait_for_function("n => CT.game().id === n", arg=theirs["id"])  # (the stream)
+    answer(phone, yes=True)
+    phone.wait_for_selector("#game-notice:not([hidden])")
+    assert "Another phone changed the game first" in phone.text_content("#game-notice")
+    assert bodies == [{"players": ["Dan", "Eve"], "replaces": snap["id"]}]
+    assert game(url, phone)["id"] == theirs["id"]
+    assert len(phone.request.get(f"{url}/api/games").json()["games"]) == 2
+    assert phone.title() == "Set up the game"
+    phone.close()
+
 def test_the_game_list_looks_at_and_resumes_an_earlier_game(served, browser):
     url, _, device = served
     first = to_actions(device.table)

@@ -774,3 +774,82 @@ def test_a_game_cut_short_by_its_repair_says_so_on_the_table_view(served, browse
     assert phone.text_content("#set-aside").startswith(
         "3 stored events of this game, from #5 on, could not be read back and were set aside")
     phone.close()
+
+
+def new_game_posts(phone) -> list:
+    """The bodies of the new games this phone posts (``replaces``: the game it showed)."""
+    bodies = []
+    phone.on("request", lambda r: bodies.append(r.post_data_json)
+             if r.method == "POST" and r.url.split("?")[0].endswith("/api/game") else None)
+    return bodies
+
+
+def fill_new_game(phone, form, players):
+    for i, name in enumerate(players):
+        phone.fill(f"{form} .new-game input.player-name >> nth={i}", name)
+
+
+def test_two_phones_starting_at_once_start_one_game_and_the_late_one_shows_it(served, browser):
+    """Both phones drew the new-game form; the other phone's game has not reached the first when
+    it presses Start: the device starts no second game, and the first phone shows the other's."""
+    url, _, device = served
+    a = Phone(browser, url, device.table_code.value)
+    b = Phone(browser, url, device.table_code.value)
+    a.wait_title("New game")
+    b.wait_title("New game")
+    sent = new_game_posts(a)
+    fill_new_game(a, "#now-body", ["Ada", "Ben"])
+    a.evaluate("CT.source.close()")  # the same moment: b's game is still on its way to a
+    fill_new_game(b, "#now-body", ["Cleo", "Dan"])
+    b.click("#now-body .new-game button[type=submit]")
+    b.wait_title("Set up the game")
+    theirs = game(url, b)
+
+    a.click("#now-body .new-game button[type=submit]")
+    a.wait_for_selector("#game-notice:not([hidden])")
+    assert "Another phone changed the game first" in a.text_content("#game-notice")
+    assert "Now: Set up the game." in a.text_content("#game-notice")
+    a.wait_title("Set up the game")
+    assert sent == [{"players": ["Ada", "Ben"], "replaces": None}]
+    assert game(url, a) == theirs  # not replaced
+    assert len(a.request.get(f"{url}/api/games").json()["games"]) == 1
+    assert a.locator("#players thead th[data-player]").all_text_contents() == ["Cleo", "Dan"]
+    a.close()
+    b.close()
+
+
+def test_the_game_over_cards_new_game_names_the_game_it_replaces(served, browser):
+    url, _, device = served
+    events = [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
+    created, seated, *rest = events
+    over = device.table.new_game(seated["players"], created["name"])
+    for event in rest:
+        over = device.table.command(over["id"], over["seq"], {k: v for k, v in event.items()
+                                                             if k != "v"})
+    a = Phone(browser, url, device.table_code.value)
+    a.wait_title("Game over")
+    sent = new_game_posts(a)
+    a.click(".panel button.over-new-game")
+    fill_new_game(a, "#now-body", ["Ada", "Ben"])
+    a.evaluate("CT.source.close()")
+    theirs = device.table.new_game(["Cleo", "Dan"])  # another phone, the same moment
+    a.click("#now-body .new-game button[type=submit]")
+    a.wait_for_selector("#game-notice:not([hidden])")
+    assert "Another phone changed the game first" in a.text_content("#game-notice")
+    a.wait_title("Set up the game")
+    assert sent == [{"players": ["Ada", "Ben"], "replaces": over["id"]}]
+    assert game(url, a)["id"] == theirs["id"]
+    assert len(a.request.get(f"{url}/api/games").json()["games"]) == 2
+
+    # pressed again, now that it shows the other phone's game: the player means it
+    a.click("#more summary")
+    a.click("button.new-game-open")
+    fill_new_game(a, "#more", ["Ada", "Ben"])
+    a.click("#more >> text=Start the game")
+    a.wait_for_selector("#ask[open]")
+    a.click("#ask-yes")
+    a.wait_for_function("n => document.body.dataset.seq !== '' && CT.game().id !== n",
+                        arg=theirs["id"])
+    assert sent[1] == {"players": ["Ada", "Ben"], "replaces": theirs["id"]}
+    assert len(a.request.get(f"{url}/api/games").json()["games"]) == 3
+    a.close()

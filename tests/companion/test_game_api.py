@@ -220,6 +220,34 @@ def test_panel_helpers_without_a_game(table):
         table_.confirm_tray(SETUP)
     with pytest.raises(TableError, match="no game"):
         table_.undo_latest()
+    with pytest.raises(TableError, match="no game"):
+        table_.redo_latest()
+
+
+def test_redo_latest_brings_back_what_undo_took_back_as_the_phones_redo_does(table):
+    table_, client, _ = table
+    game = play_to_first_action(client)
+    with pytest.raises(TableError, match="nothing to redo"):
+        table_.redo_latest()  # nothing was undone
+    turn = game["state"]["turn"]
+    acted = send(client, game, {"type": "action", "player": turn, "choice": "gold"}).get_json()
+    table_.undo_latest()
+    undone = table_.undo_latest()  # the tray reading too
+    assert undone["state"]["stage"] == "tray"
+    redone = table_.redo_latest()
+    assert redone["history"][-1] == {**redone["history"][-1], "type": "undo", "in_force": True}
+    assert redone["state"]["stage"] == "actions"
+    again = table_.redo_latest()  # past that redo to the undo before it: the action is back
+    assert again["state"] == acted["state"]
+    with pytest.raises(TableError, match="nothing to redo: Redo brings back what Undo took"):
+        table_.redo_latest()  # both undos are redone
+    assert table_.snapshot() == again
+    table_.undo_latest()
+    game = table_.snapshot()
+    moved = send(client, game, {"type": "action", "player": turn, "choice": "gold"})
+    assert moved.status_code == 200, moved.get_json()
+    with pytest.raises(TableError, match="nothing to redo"):
+        table_.redo_latest()  # the game moved on since that undo
 
 
 def test_history_carries_the_readings_as_corrected(table):

@@ -26,7 +26,15 @@ from firmware.service import (
     choose_source,
     save_image_atomically,
 )
-from firmware.sources import DEMO_DIR, DemoSource, FolderSource, NoCamera, SourceError
+from firmware.sources import (
+    DEMO_DIR,
+    AwaitedCamera,
+    DemoSource,
+    FolderSource,
+    NoCamera,
+    SourceError,
+    SourceSettingError,
+)
 from vision import Cube
 
 
@@ -122,6 +130,36 @@ def test_auto_source_falls_back_to_the_demo_when_no_pi_camera_is_attached(monkey
     assert isinstance(choose_source("auto"), DemoSource)
 
 
+def test_a_camera_that_will_not_open_at_start_leaves_the_game_playable(
+        tmp_path, factory, fake, monkeypatch):
+    """A loose ribbon at power-on: the score sheet, the history and typed counts stay on the
+    phones, the tray card says what is wrong, and health says so too."""
+    from fake_picamera2 import install
+
+    rig = install(monkeypatch)
+    rig.start_failures = 100
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"), source="picamera")
+    device = build_device(config, pin_factory=factory, detector=fake)
+    try:
+        assert isinstance(device.source, AwaitedCamera)
+        device.watcher.step()
+        client = playing(device.app().test_client(), device.table_code)
+        status = device.board.status()
+        assert status["state"] == "error" and "would not start" in status["message"]
+        assert client.get("/api/health").status_code == 503
+        game = client.post("/api/game", json={"players": ["Eva", "Finn"]})
+        assert game.status_code == 201
+    finally:
+        device.stop()
+
+
+def test_a_mistyped_source_is_still_a_fault_not_an_awaited_camera(tmp_path, factory, fake):
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"),
+                            source=str(tmp_path / "nosuch"))
+    with pytest.raises(SourceSettingError):
+        build_device(config, pin_factory=factory, detector=fake)
+
+
 def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
     """With the packaged model: any model worth shipping reads the empty tray as empty."""
     config = with_overrides(Config(), data_dir=str(tmp_path))
@@ -213,6 +251,68 @@ def test_next_button_confirms_the_tray_into_the_game_and_undo_takes_it_back(devi
     undo.drive_low()
     undo.drive_high()
     assert device.table.snapshot()["history"][-1]["text"].startswith("Undo")
+
+
+def _quick_hold_device(tmp_path, factory, fake, frames):
+    """A device whose Undo counts as held after 0.05 s (the default is 2 s)."""
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"))
+    config = replace(config, panel=replace(config.panel, hold_time=0.05))
+    return build_device(config, FolderSource(frames), pin_factory=factory, detector=fake)
+
+
+def _hold(pin, done, seconds=5.0):
+    """Hold the button down until ``done()`` (the hold's callback runs on gpiozero's thread)."""
+    pin.drive_low()
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pin.drive_high()
+    assert done()
+
+
+def test_a_short_press_on_undo_undoes_and_holding_it_redoes(tmp_path, factory, fake):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    device = _quick_hold_device(tmp_path, factory, fake, frames)
+    try:
+        device.table.new_game(["Eva", "Finn"])
+        shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+        device.watcher.step()
+        next_button = factory.pin(device.config.panel.next_pin)
+        next_button.drive_low()
+        next_button.drive_high()
+        dropped = device.table.snapshot()
+        assert dropped["history"][-1]["type"] == "setup_drop_read"
+        undo = factory.pin(device.config.panel.undo_pin)
+        undo.drive_low()
+        assert device.table.snapshot() == dropped  # a redo may be coming: undo on release
+        undo.drive_high()
+        undone = device.table.snapshot()
+        assert undone["history"][-1]["type"] == "undo"
+        assert undone["state"]["expects"] != dropped["state"]["expects"]
+        _hold(undo, lambda: device.table.snapshot()["seq"] > undone["seq"])
+        redone = device.table.snapshot()
+        assert redone["seq"] == undone["seq"] + 1  # letting go after the hold undoes nothing
+        assert redone["history"][-1]["text"].startswith("Redo")
+        assert redone["state"] == dropped["state"]
+        assert device.panel.status != "refused"
+    finally:
+        device.stop()
+
+
+def test_holding_undo_with_nothing_to_redo_is_refused_and_shown(tmp_path, factory, fake):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    device = _quick_hold_device(tmp_path, factory, fake, frames)
+    try:
+        device.watcher.sink.clock = lambda: 100.0
+        game = device.table.new_game(["Eva", "Finn"])
+        _hold(factory.pin(device.config.panel.undo_pin), lambda: device.panel.status == "refused")
+        assert "nothing to redo" in device.board.status()["message"]
+        assert device.board.status()["state"] == "refused"
+        assert device.table.snapshot()["seq"] == game["seq"]
+    finally:
+        device.stop()
 
 
 def test_a_refused_button_press_is_shown_not_raised(device):

@@ -10,6 +10,7 @@ import pytest
 
 from firmware.sources import (
     DEMO_DIR,
+    AwaitedCamera,
     CameraSettings,
     CameraStalled,
     DemoSource,
@@ -332,3 +333,42 @@ def test_a_picture_that_cannot_be_stated_for_permission_is_skipped(tmp_path, mon
 
     monkeypatch.setattr(Path, "stat", stat)
     assert FolderSource(tmp_path).read().label == "a.png"
+
+
+class OpensOnTry:
+    """A camera that will not open for the first ``failures`` tries."""
+
+    def __init__(self, failures: int):
+        self.failures, self.tries, self.locks = failures, 0, []
+
+    def __call__(self):
+        self.tries += 1
+        if self.tries <= self.failures:
+            raise SourceError("the Pi camera would not start: Device or resource busy")
+        camera = DemoSource()
+        camera.live = True  # as a camera is
+        camera.use_exposure_lock = self.locks.append
+        return camera
+
+
+def test_an_awaited_camera_says_why_and_opens_on_a_later_try():
+    clock = FakeClock()
+    opener = OpensOnTry(failures=1)
+    source = AwaitedCamera(opener, SourceError("no Raspberry Pi camera found"), retry_seconds=10,
+                           clock=clock)
+    source.use_exposure_lock({"AnalogueGain": 2.0})
+    assert not source.live  # a camera never opened cannot stall: the watchdog is fed
+    with pytest.raises(FrameError, match=r"no Raspberry Pi camera found \(tried again every 10 s"):
+        source.read()
+    assert opener.tries == 0  # not before its time
+    clock.now = 10
+    with pytest.raises(FrameError, match="Device or resource busy"):
+        source.read()  # the latest reason
+    clock.now = 15
+    with pytest.raises(FrameError):
+        source.read()
+    assert opener.tries == 1
+    clock.now = 20
+    frame = source.read()
+    assert frame.image.ndim == 3 and source.live and opener.tries == 2
+    assert opener.locks == [{"AnalogueGain": 2.0}]  # the saved exposure, once it is there

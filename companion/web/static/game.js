@@ -560,7 +560,10 @@ window.CT = window.CT || {};
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const players = names.map((n) => n.value.trim()).filter(Boolean);
-      const body = { players };
+      // the game this phone shows at the table (null: none), the one the players mean to
+      // replace: when another phone started one first, the device answers 409 with it instead
+      // of starting a second game (taken before the question, which names this game)
+      const body = { players, replaces: shown ? shown.id : null };
       if (gameName.value.trim()) body.name = gameName.value.trim();
       if (shown && shown.id !== null && shown.state.stage !== "over") {
         const name = shown.state.name ? `"${shown.state.name}"` : t("Game {n}", { n: shown.id });
