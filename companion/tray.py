@@ -16,6 +16,7 @@ from companion.amerigo.offer import COLOURS, tray_offer
 from companion.doubts import warning_messages
 from companion.hub import Hub
 from companion.store import Store
+from companion.text import Msg
 
 
 def empty_tray_body() -> dict:
@@ -103,10 +104,16 @@ class TrayBoard:
         self._hub.publish("tray", latest)
         return latest
 
-    def set_status(self, state: str, message: str = "", source: str | None = None) -> None:
-        """What the device is doing (waiting, settling, error...), shown on every phone."""
+    def set_status(self, state: str, message: str | Msg = "", source: str | None = None) -> None:
+        """What the device is doing (waiting, settling, error...), shown on every phone.
+
+        A ``Msg`` is said in each phone's language (``message_msg``, beside its English words in
+        ``message``); the camera's own words (a library's error text) stay as they are."""
         with self._lock:
-            status = {**self._status, "state": state, "message": message}
+            status = {k: v for k, v in self._status.items() if k != "message_msg"}
+            status.update(state=state, message=str(message))
+            if isinstance(message, Msg):
+                status["message_msg"] = message.to_json()
             if source is not None:
                 status["source"] = source
             changed = status != self._status

@@ -25,6 +25,7 @@ from companion.hub import Hub
 from companion.store import Store, StoreError
 from companion.table import GameTable, TableError
 from companion.table_code import TableCode
+from companion.text import Msg
 from companion.tray import TrayBoard
 from companion.web.access import AccessPolicy, HostNames
 from companion.web.app import DeviceHooks, create_app
@@ -240,12 +241,12 @@ class PanelMirror:
         self.refused_until = float("-inf")
         self._show(state, message, source)
 
-    def refuse(self, message: str) -> None:
+    def refuse(self, message: str | Msg) -> None:
         """A panel button was refused: the reason on the phones, the red LED flickering."""
         self.refused_until = self.clock() + REFUSAL_SECONDS
         self._show("refused", message)
 
-    def _show(self, state: str, message: str = "", source: str | None = None) -> None:
+    def _show(self, state: str, message: str | Msg = "", source: str | None = None) -> None:
         self.board.set_status(state, message, source)
         try:
             self.panel.show(state)
@@ -597,4 +598,5 @@ def game_button(action: Callable[[], dict], mirror: PanelMirror) -> None:
         action()
     except (TableError, RulesError, StoreError) as exc:
         log.warning("panel button refused: %s", exc)
-        mirror.refuse(str(exc))
+        said = getattr(exc, "msg", None)  # the rules' and the table's Msg: each phone's words
+        mirror.refuse(said if isinstance(said, Msg) else str(exc))

@@ -139,3 +139,20 @@ def test_a_refused_button_on_the_device_is_said_on_the_tray_card(served, browser
         "A button on the device was refused: no game is open; start one on a phone first")
     assert page.text_content("#status") == "button refused"
     page.close()
+
+
+def test_a_refused_button_is_said_in_the_phones_language(served, browser):
+    """The table's refusal is a Msg: each phone says it in its own words."""
+    from companion.table import TableError
+
+    url, frames, device = served
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    context = browser.new_context(extra_http_headers={"Accept-Language": "de-DE,de;q=0.9"})
+    page = context.new_page()
+    page.goto(f"{url}/?code={device.table_code.value}#device")
+    page.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    device.watcher.sink.refuse(TableError("no game is open").msg)
+    page.wait_for_selector("#camera-problem:not([hidden])", timeout=15000)
+    assert page.text_content("#camera-problem") == (
+        "Eine Taste am Gerät wurde abgelehnt: kein Spiel offen")
+    context.close()

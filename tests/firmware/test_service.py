@@ -324,6 +324,7 @@ def test_a_refused_button_press_is_shown_not_raised(device):
     next_button.drive_high()
     assert device.panel.status == "refused"
     assert "no good tray reading" in device.board.status()["message"]
+    assert device.board.status()["message_msg"]["msg"]  # said in each phone's language
     # the camera loop's next looks (ten a second) leave the reason on the phones a while
     now[0] += 4.0
     device.watcher.step()
