@@ -62,12 +62,14 @@ check_port() {
     case "$1" in
         ''|*[!0-9]*) die "--port must be a number (got '$1')" ;;
     esac
-    if [ "${#1}" -gt 5 ] || [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then
+    if [ "${#1}" -gt 5 ] || [ "$((10#$1))" -lt 1 ] || [ "$((10#$1))" -gt 65535 ]; then
         die "--port must be 1-65535 (got $1)"
     fi
 }
+# "080" is port 80: the address printed and the one kept must not carry the zero
+plain_port() { echo "$((10#$1))"; }
 [ -z "$SOURCE" ] || check_source "$SOURCE"
-[ -z "$PORT" ] || check_port "$PORT"
+[ -z "$PORT" ] || { check_port "$PORT"; PORT="$(plain_port "$PORT")"; }
 
 [ "$(id -u)" -eq 0 ] || die "run me with sudo:  sudo $0 $*"
 
@@ -314,6 +316,28 @@ systemctl start cubetower.service
 sleep 2
 if systemctl is-active --quiet cubetower.service; then
     state="running"
+    # running is not yet serving the game: the fault page (a mistake in the settings) and a
+    # camera that will not open both answer /api/health with what is wrong
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        problem="$(python3 - "$PORT" <<'PYEOF' 2>/dev/null
+import json, sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/api/health", timeout=2)
+except urllib.error.HTTPError as answer:
+    try:
+        body = json.load(answer)
+    except ValueError:
+        body = {}
+    camera = body.get("camera") if isinstance(body.get("camera"), dict) else {}
+    print(body.get("error") or camera.get("problem") or f"health answers {answer.code}")
+    sys.exit(3)
+except OSError:
+    sys.exit(1)
+PYEOF
+)" && break
+        [ $? -eq 3 ] && { state="running, but: $problem"; break; }
+        sleep 1
+    done
 else
     state="NOT running; see: journalctl -u cubetower -n 50"
 fi

@@ -153,6 +153,41 @@ def test_a_rerun_keeps_every_setting(pi):
     assert "http://cubetower.local:81/" in done.stdout
 
 
+def test_a_port_written_with_a_leading_zero_is_that_port(pi):
+    done = pi("--port", "080")
+    assert env_file(pi.root)["CUBETOWER_PORT"] == "80"
+    assert "http://192.168.1.42/" in done.stdout and ":080" not in done.stdout
+
+
+def test_a_service_that_runs_but_does_not_serve_the_game_is_said(pi, tmp_path):
+    """systemd's "active" is not the game: the fault page and a camera that will not open both
+    answer /api/health with what is wrong, and the last lines say it."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"ok": False, "camera": {
+                "problem": "the Pi camera would not start: busy"}}).encode()
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = pi("--port", str(server.server_port))
+    finally:
+        server.shutdown()
+    assert ("The cubetower service is running, but: the Pi camera would not start: busy"
+            in done.stdout)
+
+
 def test_a_rerun_names_the_mdns_name_of_the_settings_and_drops_the_old_avahi_file(pi):
     pi()
     old_avahi = pi.root / "etc/avahi/services/cubetower.service"
