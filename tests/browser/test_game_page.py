@@ -853,3 +853,19 @@ def test_the_game_over_cards_new_game_names_the_game_it_replaces(served, browser
     assert sent[1] == {"players": ["Ada", "Ben"], "replaces": theirs["id"]}
     assert len(a.request.get(f"{url}/api/games").json()["games"]) == 3
     a.close()
+
+
+def test_a_device_out_of_reach_is_said_in_words_not_the_browsers(served, browser):
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.wait_for_timeout(700)
+    phone.route("**/command", lambda route: route.abort())  # the Wi-Fi is gone
+    phone.click("button.gold-instead")
+    phone.wait_for_selector(".refusal", timeout=15000)
+    said = phone.text_content(".refusal")
+    assert said.startswith("Could not reach the device: is this phone still on the table's Wi-Fi?")
+    assert "Failed to fetch" not in said
+    assert game(url, phone)["seq"] == snap["seq"]
+    phone.close()

@@ -140,7 +140,11 @@ window.CT = window.CT || {};
       return null;
     } catch (err) {
       setBusy(false);
-      refuse(near, t("Could not reach the device: {error}", { error: err.message }));
+      // fetch's own words ("Failed to fetch", "NetworkError when…") say nothing to a player;
+      // pressing again is safe: the command carries the game's step, so it cannot apply twice
+      refuse(near, err instanceof TypeError
+        ? t("Could not reach the device: is this phone still on the table's Wi-Fi? Press again once it is (a press that did arrive is not applied twice).")
+        : t("Could not reach the device: {error}", { error: err.message }));
       return null;
     } finally {
       if (busy) setBusy(false);
