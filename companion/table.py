@@ -68,6 +68,10 @@ class KeyReused(TableError):
     """An idempotency key sent again with another request than the one it was first used for."""
 
 
+class NoGame(TableError):
+    """``resume`` of a game the device does not keep (the web answers 404, not 400)."""
+
+
 class _AnyGame:
     """``new_game``'s ``replaces`` left out: whatever game is at the table (scripts, older
     pages), as before the phones named the game they showed."""
@@ -120,6 +124,15 @@ def _text(value: object, what: Msg, most: int) -> str:
         raise TableError("{what} {value} is only accents or marks: it needs a letter, digit or "
                          "symbol", what=what, value=repr(value))
     return value
+
+
+def _check_replaces_value(replaces: object) -> None:
+    """``replaces`` (new game, resume) is a game's number, None, or left out (``ANY_GAME``)."""
+    if replaces is not ANY_GAME and replaces is not None and (
+        not isinstance(replaces, int) or isinstance(replaces, bool) or replaces < 1
+    ):
+        raise TableError("'replaces' must be the number of the game your screen shows at the "
+                         "table (null when it shows none)")
 
 
 def _folded(name: str) -> str:
@@ -266,7 +279,9 @@ class GameTable:
         try:
             game = self._fold(game_id)
             state = game.state
-            summary = {"players": list(state.players), "stage": state.stage, "round": state.round}
+            # round None before the game begins, as the game's own state says (not 0)
+            summary = {"players": list(state.players), "stage": state.stage,
+                       "round": state.round or None}
             if state.stage == "over":
                 summary["winner"] = game.score_sheet()["winner"]
         except ValueError as exc:  # an unreadable log is listed, not hidden
@@ -274,11 +289,20 @@ class GameTable:
         self._summaries[game_id] = (events, summary)
         return summary
 
-    def resume(self, game_id: int) -> dict:
-        """Put an earlier game back on the table; every phone follows."""
+    def resume(self, game_id: int, *, replaces: int | _AnyGame | None = ANY_GAME) -> dict:
+        """Put an earlier game back on the table; every phone follows. ``replaces``: as for
+        ``new_game``, the id of the game the sender's screen shows at the table (None: none; left
+        out: whatever is there); when another game is there now (another phone started or
+        resumed one first), SeqConflict and nothing changes. When the game asked for is at the
+        table already (the retry of a resume whose answer was lost, or another phone resumed
+        the same game first) it is the answer whatever ``replaces`` says: nothing is taken from
+        anyone."""
+        _check_replaces_value(replaces)
         with self._lock:
             if not self._store.event_count(game_id):
-                raise TableError("there is no game {game}", game=game_id)
+                raise NoGame(Msg("there is no game {game}", game=game_id))
+            if replaces is not ANY_GAME and game_id != self.current_id():
+                self._check_replaces(replaces, resuming=game_id)
             game = self._fold(game_id)
             self._store.set_table_game(game_id)
             self._cached = (game_id, len(game), game)
@@ -304,11 +328,7 @@ class GameTable:
         ``base`` it is not part of what the key's request asked for."""
         players = seat_names(players)
         name = _text("" if name is None else name, Msg("the game's name"), TITLE_MAX)
-        if replaces is not ANY_GAME and replaces is not None and (
-            not isinstance(replaces, int) or isinstance(replaces, bool) or replaces < 1
-        ):
-            raise TableError("'replaces' must be the number of the game your screen shows at the "
-                             "table (null when it shows none)")
+        _check_replaces_value(replaces)
         created: dict = {"v": 1, "type": "game_created"}
         if name:
             created["name"] = name
@@ -333,12 +353,19 @@ class GameTable:
         self._announce(snapshot)
         return snapshot
 
-    def _check_replaces(self, replaces: object) -> None:
-        """SeqConflict unless the game at the table is the one a new game's sender saw (lock
-        held, so two phones that saw the same game cannot both start one)."""
+    def _check_replaces(self, replaces: object, resuming: int | None = None) -> None:
+        """SeqConflict unless the game at the table is the one a new game's (or, ``resuming``
+        game N, a resume's) sender saw (lock held, so two phones that saw the same game cannot
+        both start one)."""
         current = self.current_id()
         if replaces == current:
             return
+        if resuming is not None and current is not None:
+            raise SeqConflict(Msg(
+                "another phone changed the game at the table first (game {game} is there now), "
+                "so game {resumed} was not resumed; the screen has been refreshed, resume it "
+                "again only if that is still what you meant", game=current, resumed=resuming,
+            ))
         if current is None:  # (games are not deleted; a data file swapped under the device)
             raise SeqConflict(Msg(
                 "there is no game at the table any more (your screen showed game {shown}), so "

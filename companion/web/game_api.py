@@ -2,8 +2,8 @@
 
 Every refusal is a JSON body ``{"error": "..."}`` a phone can show as it is: 400 for a command the
 rules refuse or a malformed request, 409 when another phone changed the game first (with the fresh
-snapshot, so the phone can redraw at once; for a new game, when another game is at the table
-than the one its ``replaces`` names), 404 when there is no game, 422 when an
+snapshot, so the phone can redraw at once; for a new game or a resume, when another game is at
+the table than the one its ``replaces`` names), 404 when there is no game, 422 when an
 ``Idempotency-Key`` comes back with another request. A write sent again with the same
 ``Idempotency-Key`` is answered as the first time and applied once. A 409 with ``"confirm"``
 instead asks a question (``companion.errors.NeedsConfirmation``): the same request again with
@@ -17,11 +17,12 @@ from flask import Blueprint, Response, jsonify, request
 from companion.amerigo import RulesError
 from companion.errors import NeedsConfirmation
 from companion.store import SeqConflict
-from companion.table import ANY_GAME, GameTable, KeyReused, TableError
+from companion.table import ANY_GAME, GameTable, KeyReused, NoGame, TableError
 from companion.web.inputs import idempotency_key, json_body
 
 # "replaces": the id of the game the phone shows at the table (null: none); left out, any
 NEW_GAME_FIELDS = frozenset({"players", "name", "settings", "replaces"})
+RESUME_FIELDS = frozenset({"replaces"})  # the same "replaces"; a bare POST takes no body
 # "reading": the camera reading a drop's counts come from; "confirmed": the players' yes
 COMMAND_FIELDS = frozenset({"base", "command", "reading", "confirmed"})
 
@@ -65,9 +66,11 @@ def game_blueprint(table: GameTable) -> Blueprint:
 
     @api.post("/api/game/<int:game_id>/resume")
     def resume(game_id: int):
+        data = request.get_data()  # none at all: resumed whatever is at the table, as before
+        body = json_body(data, request.mimetype, RESUME_FIELDS) if data else {}
         try:
-            return jsonify(table.resume(game_id))
-        except TableError as exc:
+            return jsonify(table.resume(game_id, replaces=body.get("replaces", ANY_GAME)))
+        except NoGame as exc:  # a bad "replaces" is a 400, a stale one a 409, as for a new game
             return jsonify(error=exc.msg, kind="TableError"), 404
 
     @api.get("/api/game/<int:game_id>/events.jsonl")

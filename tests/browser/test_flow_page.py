@@ -161,6 +161,45 @@ def test_the_game_list_looks_at_and_resumes_an_earlier_game(served, browser):
     b.close()
 
 
+def test_a_resume_names_the_game_the_phone_showed_and_one_started_meanwhile_stays(
+    served, browser
+):
+    url, _, device = served
+    first = device.table.new_game(["Ada", "Ben"], "Test")
+    later = device.table.new_game(["Dan", "Eve"], "Later")
+    a = Phone(browser, url, device.table_code.value, f"history/{first['id']}")
+    a.wait_for_selector("#game-viewer button.resume")
+
+    def resumes(sent):  # a request, or a response
+        return sent.url.endswith(f"/api/game/{first['id']}/resume")
+
+    a.click("#game-viewer button.resume")
+    a.wait_for_selector("#ask[open]")
+    meanwhile = device.table.new_game(["Finn", "Gus"], "Meanwhile")  # another phone, first
+    with a.expect_response(resumes) as sent:
+        answer(a, yes=True)
+    assert sent.value.request.post_data_json == {"replaces": later["id"]}  # asked with "Later"
+    assert sent.value.status == 409
+    a.wait_for_selector("#game-viewer .refusal")
+    note = a.text_content("#game-viewer .refusal")
+    assert note == ('Another phone changed the game at the table first (now: "Meanwhile"), so '
+                    '"Test" was not resumed. Resume it again only if that is still what you meant.')
+    assert a.evaluate("location.hash") == f"#history/{first['id']}"  # still where it was
+    assert game(url, a)["id"] == meanwhile["id"]
+    a.wait_for_function("() => document.querySelector('#games li.at-table b')?.textContent"
+                        ".startsWith('Meanwhile')")
+
+    with a.expect_request(resumes) as again:  # pressed again: it means it
+        a.click("#game-viewer button.resume")
+        assert '"Meanwhile" stays on the device' in answer(a, yes=True)
+    assert again.value.post_data_json == {"replaces": meanwhile["id"]}
+    a.wait_for_function("() => location.hash === '#table'")
+    a.wait_title("Set up the game")
+    assert game(url, a)["id"] == first["id"]
+    assert a.errors == []
+    a.close()
+
+
 def test_one_reading_cannot_start_two_phases_and_nothing_fell_is_asked(served, browser):
     url, frames, device = served
     snap = device.table.new_game(["Ada", "Ben"])

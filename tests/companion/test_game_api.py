@@ -15,15 +15,6 @@ SETUP = {"blue": 4, "black": 1, "red": 3, "brown": 3, "green": 4, "yellow": 2, "
 PHASE = {"blue": 5, "black": 4, "red": 1, "brown": 4, "green": 1, "yellow": 3, "white": 2}
 
 
-@pytest.fixture
-def table(tmp_path):
-    store = Store(tmp_path / "db.sqlite")
-    hub = Hub()
-    table = GameTable(store, hub)
-    access = policy(tmp_path)
-    app = create_app(TrayBoard(store, hub), hub, table=table, access=access)
-    yield table, playing(app.test_client(), access), hub
-    store.close()
 
 
 def start(client, players=("Eva", "Finn")):

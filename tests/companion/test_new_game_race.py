@@ -5,24 +5,8 @@ game, as a command with an old ``base`` is) when another phone started one first
 import threading
 
 import pytest
-from table_access import playing, policy
 
-from companion.hub import Hub
-from companion.store import SeqConflict, Store
-from companion.table import GameTable
-from companion.tray import TrayBoard
-from companion.web.app import create_app
-
-
-@pytest.fixture
-def table(tmp_path):
-    store = Store(tmp_path / "db.sqlite")
-    hub = Hub()
-    table = GameTable(store, hub)
-    access = policy(tmp_path)
-    app = create_app(TrayBoard(store, hub), hub, table=table, access=access)
-    yield table, playing(app.test_client(), access)
-    store.close()
+from companion.store import SeqConflict
 
 
 def key(n):
@@ -39,7 +23,7 @@ def games(client):
 
 
 def test_the_second_of_two_new_games_for_the_same_table_is_a_409_with_the_first(table):
-    _, client = table
+    _, client, _ = table
     first = start(client, ["Ada", "Ben"], replaces=None)
     assert first.status_code == 201
     late = start(client, ["Cleo", "Dan"], replaces=None)  # its phone saw no game either
@@ -64,7 +48,7 @@ def test_the_second_of_two_new_games_for_the_same_table_is_a_409_with_the_first(
 
 
 def test_the_table_refuses_a_stale_new_game_inside_its_lock(table):
-    table_, _ = table
+    table_, _, _ = table
     first = table_.new_game(["Ada", "Ben"], replaces=None)
     with pytest.raises(SeqConflict, match="another phone started a game first"):
         table_.new_game(["Cleo", "Dan"], replaces=None)
@@ -77,7 +61,7 @@ def test_the_table_refuses_a_stale_new_game_inside_its_lock(table):
 
 @pytest.mark.parametrize("race", range(10))
 def test_two_phones_pressing_start_at_once_start_one_game(table, race):
-    table_, client = table
+    table_, client, _ = table
     shown = None if race % 2 == 0 else start(client).get_json()["id"]
     before = len(games(client))
     barrier = threading.Barrier(2)
@@ -101,7 +85,7 @@ def test_two_phones_pressing_start_at_once_start_one_game(table, race):
 
 
 def test_a_wrong_replaces_is_a_409_with_the_game_at_the_table(table):
-    table_, client = table
+    table_, client, _ = table
     old = start(client, ["Ada", "Ben"]).get_json()
     new = start(client, ["Cleo", "Dan"]).get_json()
     for shown in (None, old["id"], new["id"] + 5):
@@ -120,7 +104,7 @@ def test_a_wrong_replaces_is_a_409_with_the_game_at_the_table(table):
 
 
 def test_without_replaces_a_new_game_is_started_as_before(table):
-    table_, client = table
+    table_, client, _ = table
     first = start(client, ["Ada", "Ben"])
     assert first.status_code == 201
     second = start(client, ["Cleo", "Dan"])  # a script, an older page: no "replaces"
@@ -131,7 +115,7 @@ def test_without_replaces_a_new_game_is_started_as_before(table):
 
 @pytest.mark.parametrize("value", [True, False, 0, -1, "1", 1.5, [1], {"id": 1}])
 def test_replaces_must_be_a_game_number_or_null(table, value):
-    _, client = table
+    _, client, _ = table
     game = start(client).get_json()
     refused = start(client, ["Cleo", "Dan"], replaces=value)
     assert refused.status_code == 400, refused.get_json()
@@ -140,7 +124,7 @@ def test_replaces_must_be_a_game_number_or_null(table, value):
 
 
 def test_a_retried_new_game_gets_its_first_answer_not_a_409(table):
-    table_, client = table
+    table_, client, _ = table
     shown = start(client).get_json()["id"]
     headers = {"Idempotency-Key": key(1)}
     first = start(client, ["Ada", "Ben"], headers, replaces=shown)
@@ -163,9 +147,150 @@ def test_a_retried_new_game_gets_its_first_answer_not_a_409(table):
 
 
 def test_a_refused_new_game_is_not_announced(table):
-    table_, client = table
+    table_, client, _ = table
     seen = []
     table_.on_change(seen.append)
     game = start(client, replaces=None).get_json()
     assert start(client, ["Cleo", "Dan"], replaces=None).status_code == 409
     assert [s["id"] for s in seen] == [game["id"]]
+
+
+# --- a resume names the game its phone showed too ----------------------------------------------
+
+def resume(client, game_id, **fields):
+    return client.post(f"/api/game/{game_id}/resume", json=fields)
+
+
+@pytest.mark.parametrize("race", range(6))
+def test_two_phones_resuming_other_games_at_once_resume_one(table, race):
+    table_, client, _ = table
+    a = start(client, ["Ada", "Ben"]).get_json()["id"]
+    b = start(client, ["Cleo", "Dan"]).get_json()["id"]
+    shown = start(client, ["Eva", "Finn"]).get_json()["id"]  # both phones show it
+    barrier = threading.Barrier(2)
+    answers = {}
+
+    def press(game_id):
+        barrier.wait()
+        answers[game_id] = resume(client, game_id, replaces=shown)
+
+    threads = [threading.Thread(target=press, args=(g,)) for g in ((a, b) if race % 2 else (b, a))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.status_code for r in answers.values()) == [200, 409]
+    won = next(g for g, r in answers.items() if r.status_code == 200)
+    lost = answers[a if won == b else b].get_json()
+    assert lost["kind"] == "SeqConflict"
+    assert lost["game"] == answers[won].get_json() == client.get("/api/game").get_json()
+    assert lost["error"].startswith(
+        f"another phone changed the game at the table first (game {won} is there now), so game "
+        f"{a if won == b else b} was not resumed"
+    )
+    assert table_.current_id() == won
+
+
+def test_a_resume_with_a_stale_or_wrong_replaces_is_a_409_and_changes_nothing(table):
+    table_, client, _ = table
+    old = start(client, ["Ada", "Ben"]).get_json()
+    new = start(client, ["Cleo", "Dan"]).get_json()
+    seen = []
+    table_.on_change(seen.append)
+    for shown in (None, old["id"], new["id"] + 5):  # none, another phone's news, no such game
+        refused = resume(client, old["id"], replaces=shown)
+        assert refused.status_code == 409, shown
+        assert refused.get_json()["kind"] == "SeqConflict"
+        assert refused.get_json()["game"] == new
+    assert table_.current_id() == new["id"] and seen == []  # not moved, not announced
+    with pytest.raises(SeqConflict, match="was not resumed"):
+        table_.resume(old["id"], replaces=old["id"])  # from Python the same, inside the lock
+    assert table_.snapshot() == new
+
+    back = resume(client, old["id"], replaces=new["id"])
+    assert back.status_code == 200 and back.get_json()["id"] == old["id"]
+    assert [s["id"] for s in seen] == [old["id"]]
+    # a new game started meanwhile: a phone still showing the old one resumes nothing
+    third = start(client, ["Eva", "Finn"], replaces=old["id"]).get_json()
+    assert resume(client, new["id"], replaces=old["id"]).status_code == 409
+    assert table_.current_id() == third["id"]
+
+
+def test_resuming_the_game_already_at_the_table_answers_with_it(table):
+    """The retry of a resume whose answer was lost (or a second phone resuming the same game)
+    names the game shown before: the game it asked for is there, so it gets it, not a 409."""
+    table_, client, _ = table
+    old = start(client, ["Ada", "Ben"]).get_json()
+    new = start(client, ["Cleo", "Dan"]).get_json()
+    first = resume(client, old["id"], replaces=new["id"])
+    retry = resume(client, old["id"], replaces=new["id"])
+    assert first.status_code == retry.status_code == 200
+    assert retry.get_json() == first.get_json()
+    assert table_.current_id() == old["id"]
+
+
+def test_a_resume_without_replaces_or_a_body_is_taken_as_before(table):
+    table_, client, _ = table
+    old = start(client, ["Ada", "Ben"]).get_json()
+    new = start(client, ["Cleo", "Dan"]).get_json()
+    assert client.post(f"/api/game/{old['id']}/resume").status_code == 200  # scripts, curl
+    assert table_.current_id() == old["id"]
+    assert resume(client, new["id"]).status_code == 200  # {}: older pages
+    assert table_.current_id() == new["id"]
+    assert table_.resume(old["id"])["id"] == old["id"] == table_.current_id()  # Python
+    assert client.post("/api/game/99/resume", json={"replaces": old["id"]}).status_code == 404
+
+
+@pytest.mark.parametrize("value", [True, False, 0, -1, "1", 1.5, [1], {"id": 1}])
+def test_a_resumes_replaces_must_be_a_game_number_or_null(table, value):
+    table_, client, _ = table
+    old = start(client, ["Ada", "Ben"]).get_json()
+    new = start(client, ["Cleo", "Dan"]).get_json()
+    refused = resume(client, old["id"], replaces=value)
+    assert refused.status_code == 400, refused.get_json()
+    assert "'replaces' must be the number of the game" in refused.get_json()["error"]
+    assert table_.current_id() == new["id"]
+
+
+@pytest.mark.parametrize("body", [
+    {"x": 1}, {"replaces": None, "confirmed": True}, {"game": 1},
+])
+def test_a_resume_refuses_fields_it_does_not_take(table, body):
+    table_, client, _ = table
+    old = start(client, ["Ada", "Ben"]).get_json()
+    new = start(client, ["Cleo", "Dan"]).get_json()
+    refused = resume(client, old["id"], **body)
+    assert refused.status_code == 400
+    assert refused.get_json()["kind"] == "BadInput"
+    assert refused.get_json()["error"].startswith("unknown field(s)")
+    assert "this request takes replaces" in refused.get_json()["error"]
+    for data, mimetype in ((b"[]", "application/json"), (b'{"replaces": 2', "application/json"),
+                           (b'{"replaces": 2}', "text/plain")):
+        bad = client.post(f"/api/game/{old['id']}/resume", data=data, content_type=mimetype)
+        assert bad.status_code == 400 and bad.get_json()["kind"] == "BadInput", data
+    assert table_.current_id() == new["id"]
+
+
+def test_the_game_list_says_round_null_before_the_game_begins_as_its_state(table):
+    from table_games import at_adas_black_turn_with_gold
+
+    table_, client, _ = table
+    playing_ = at_adas_black_turn_with_gold(table_)
+    seated = start(client, ["Cleo", "Dan"]).get_json()
+    assert seated["state"]["round"] is None
+    listed = {g["id"]: g for g in games(client)}
+    assert listed[seated["id"]]["round"] is None and listed[seated["id"]]["stage"] == "setup"
+    assert listed[playing_["id"]]["round"] == playing_["state"]["round"] == 1
+
+
+def test_a_stale_resume_is_refused_in_the_phones_language(table):
+    _, client, _ = table
+    old = start(client, ["Ada", "Ben"]).get_json()
+    new = start(client, ["Cleo", "Dan"]).get_json()
+    refused = client.post(f"/api/game/{old['id']}/resume", json={"replaces": old["id"]},
+                          headers={"Accept-Language": "de-DE,de;q=0.9,en;q=0.5"})
+    assert refused.status_code == 409
+    assert refused.get_json()["error"].startswith(
+        f"ein anderes Handy hat das Spiel am Tisch zuerst gewechselt (jetzt ist Spiel {new['id']} "
+        f"dort), deshalb wurde Spiel {old['id']} nicht fortgesetzt"
+    )

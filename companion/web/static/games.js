@@ -47,11 +47,29 @@ window.CT = window.CT || {};
     const current = now && now.id !== null ? ` ${t("{game} stays on the device.", { game: named(now.state.name, now.id) })}` : "";
     if (!await CT.ask(t("Resume {game} at the table? Every phone switches to it.", { game: named(g.title, g.id) }) + current,
       t("Resume it"), t("Cancel"))) return;
-    const game = await CT.post(`/api/game/${g.id}/resume`, {}, near);
+    // the game this phone shows at the table (null: none), the one the question named: when
+    // another phone started or resumed one meanwhile, the device answers 409 with it instead of
+    // taking the table from a game nobody here saw (taken before the question, as for a new game)
+    const shownId = now ? now.id : null;
+    const game = await CT.post(`/api/game/${g.id}/resume`, { replaces: shownId }, near);
     if (game) {
       CT.render(game, true);
       CT.go("table");
+      return;
     }
+    // Refused because the table changed first (the 409 redrew the page with that game): its
+    // notice is on the table view, so say it here, by the button (or above the list, which is
+    // redrawn now), unless the page already put a refusal there.
+    const after = CT.game();
+    if (!after || after.id === null || after.id === shownId || document.querySelector(".refusal")) return;
+    const note = el("p", {
+      class: "refusal", role: "alert",
+      text: t("Another phone changed the game at the table first (now: {game}), so {resumed} was not resumed. Resume it again only if that is still what you meant.",
+        { game: named(after.state.name, after.id), resumed: named(g.title, g.id) }),
+    });
+    const row = near && !near.closest("#games") && near.closest(".button-row");
+    if (row && row.isConnected) row.after(note); else $("games").before(note);
+    note.scrollIntoView({ block: "nearest" });
   }
 
   // One earlier game, read-only: who played, the ranking and what happened.
