@@ -25,6 +25,20 @@ class ScriptedSource(FrameSource):
         return Frame(np.zeros((4, 4, 3), np.uint8), item, 0.0)
 
 
+class Stream(FrameSource):
+    """A live camera showing ``image`` (set it to change the tray), a new frame id each read."""
+
+    name = "live"
+
+    def __init__(self, image):
+        self.n = 0
+        self.image = image
+
+    def read(self):
+        self.n += 1
+        return Frame(self.image, f"live-{self.n}", 0.0)
+
+
 class RecordingSink:
     def __init__(self):
         self.readings, self.errors, self.states, self.messages = [], [], [], []
@@ -140,19 +154,8 @@ def test_settle_trigger_reads_a_live_stream_once_it_comes_to_rest():
     with_cube = tray.copy()
     with_cube[100:130, 150:180] = (30, 30, 200)
 
-    class Stream(FrameSource):
-        name = "live"
-
-        def __init__(self):
-            self.n = 0
-            self.image = tray
-
-        def read(self):
-            self.n += 1
-            return Frame(self.image, f"live-{self.n}", 0.0)
-
     now = [0.0]
-    source = Stream()
+    source = Stream(tray)
     sink = RecordingSink()
     watcher = TrayWatcher(
         source, reader, sink, SettleTrigger(SettleDetector(still_seconds=0.5)), clock=lambda: now[0]
@@ -207,14 +210,6 @@ def test_a_still_live_tray_is_not_read_over_and_over_when_the_outline_jitters():
     tray = rng.integers(90, 110, (240, 320, 3), dtype=np.uint8)
     corners = np.array([[40.0, 30.0], [280.0, 30.0], [280.0, 200.0], [40.0, 200.0]])
 
-    class Stream(FrameSource):
-        name = "live"
-        n = 0
-
-        def read(self):
-            self.n += 1
-            return Frame(tray, f"live-{self.n}", 0.0)
-
     def jittery_reader(image):
         wobble = rng.normal(0, 0.3, corners.shape)
         return Outcome({"tray_corners": (corners + wobble).tolist()}, None)
@@ -222,7 +217,7 @@ def test_a_still_live_tray_is_not_read_over_and_over_when_the_outline_jitters():
     now = [0.0]
     sink = RecordingSink()
     watcher = TrayWatcher(
-        Stream(),
+        Stream(tray),
         jittery_reader,
         sink,
         SettleTrigger(SettleDetector(still_seconds=0.5)),
@@ -303,14 +298,6 @@ def test_a_live_tray_whose_reading_fails_is_not_read_again_until_it_changes():
     rng = np.random.default_rng(3)
     tray = rng.integers(90, 110, (240, 320, 3), dtype=np.uint8)
 
-    class Stream(FrameSource):
-        name = "live"
-        n = 0
-
-        def read(self):
-            self.n += 1
-            return Frame(tray, f"live-{self.n}", 0.0)
-
     calls = []
 
     def failing(image):
@@ -320,7 +307,7 @@ def test_a_live_tray_whose_reading_fails_is_not_read_again_until_it_changes():
     now = [0.0]
     sink = RecordingSink()
     watcher = TrayWatcher(
-        Stream(), failing, sink, SettleTrigger(SettleDetector(still_seconds=0.5)),
+        Stream(tray), failing, sink, SettleTrigger(SettleDetector(still_seconds=0.5)),
         clock=lambda: now[0],
     )
     for _ in range(50):  # five seconds of a quiet tray
