@@ -283,6 +283,25 @@ def test_a_tap_right_after_the_game_changed_presses_nothing(served, browser):
     phone.close()
 
 
+def test_a_forms_own_submit_is_not_held_when_the_game_changes(served, browser):
+    """A form is filled, not tapped twice: Enter right after another phone's change sends it."""
+    url, _, device = served
+    to_actions(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.wait_for_timeout(700)
+    phone.click(".action-btn[data-colour='blue']")
+    phone.wait_for_selector(".action-form")
+    held = phone.evaluate("""() => {
+        CT.render({...CT.game(), seq: CT.game().seq + 1});  // another phone's change
+        const submit = document.querySelector('.action-form button[type=submit]');
+        const other = document.querySelector('#undo');
+        return [submit.disabled, other.disabled];
+    }""")
+    assert held == [False, True]
+    phone.close()
+
+
 def test_a_lost_answer_is_sent_again_with_the_same_key_and_applied_once(served, browser):
     """The Wi-Fi drops the device's answer: the page sends the tap again with its key, the
     device answers as the first time, and the tap counts once (no "another phone" notice)."""

@@ -34,7 +34,7 @@ window.CT = window.CT || {};
 
   function setOff(button, off) {
     button.dataset.off = off ? "1" : "";
-    button.disabled = blocked() || off;
+    button.disabled = blocked(button) || off;
   }
 
   // A tap presses what is drawn when the finger comes down. After the game changed, the same
@@ -46,13 +46,14 @@ window.CT = window.CT || {};
   let heldUntil = 0;
   let holdTimer = null;
 
-  function blocked() {
-    return busy || performance.now() < heldUntil;
+  function blocked(button) {
+    const held = performance.now() < heldUntil && button.type !== "submit";
+    return busy || held;
   }
 
   function applyOff() {
     for (const button of document.querySelectorAll("button.cmd")) {
-      button.disabled = blocked() || button.dataset.off === "1";
+      button.disabled = blocked(button) || button.dataset.off === "1";
     }
   }
 
