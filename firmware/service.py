@@ -221,13 +221,17 @@ class PanelMirror:
 
     A refused panel button (``refuse``) is shown for ``REFUSAL_SECONDS``: the camera loop sets
     its status ten times a second, which would wipe the reason off the phones and the LEDs
-    before anyone looked up from the table. Only a camera fault shows through it.
+    before anyone looked up from the table. A camera fault too waits those seconds (a camera
+    that will not open is one all evening, and would hide every refusal), and so does
+    anything else, until a press that works (``accepted``) ends it.
     """
 
     board: TrayBoard
     panel: Panel | NullPanel
     clock: Callable[[], float] = time.monotonic
     refused_until: float = float("-inf")
+    # the status the refusal held back, shown again when a press that works ends it early
+    _after_refusal: tuple = ("read", "", None)
 
     def publish_reading(self, frame_id: str, reading: dict, picture: bytes | None) -> dict:
         return self.board.publish_reading(frame_id, reading, picture)
@@ -236,13 +240,23 @@ class PanelMirror:
         return self.board.publish_error(frame_id, message)
 
     def set_status(self, state: str, message: str = "", source: str | None = None) -> None:
-        if state != "error" and self.clock() < self.refused_until:
+        if self.clock() < self.refused_until:
+            self._after_refusal = (state, message, source)
             return
         self.refused_until = float("-inf")
         self._show(state, message, source)
 
+    def accepted(self) -> None:
+        """A panel button that worked: an earlier refusal no longer applies."""
+        if self.refused_until != float("-inf"):
+            self.refused_until = float("-inf")
+            self._show(*self._after_refusal)
+
     def refuse(self, message: str | Msg) -> None:
         """A panel button was refused: the reason on the phones, the red LED flickering."""
+        if self.refused_until == float("-inf"):  # what was shown, until the loop says more
+            before = self.board.status()
+            self._after_refusal = (before.get("state", "read"), before.get("message", ""), None)
         self.refused_until = self.clock() + REFUSAL_SECONDS
         self._show("refused", message)
 
@@ -596,6 +610,7 @@ def game_button(action: Callable[[], dict], mirror: PanelMirror) -> None:
     """A panel button that changes the game: a refusal blinks the error LED, never crashes."""
     try:
         action()
+        mirror.accepted()
     except (TableError, RulesError, StoreError) as exc:
         log.warning("panel button refused: %s", exc)
         said = getattr(exc, "msg", None)  # the rules' and the table's Msg: each phone's words

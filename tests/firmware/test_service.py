@@ -335,16 +335,37 @@ def test_a_refused_button_press_is_shown_not_raised(device):
     assert device.panel.status != "refused" and device.board.status()["state"] != "refused"
 
 
-def test_a_camera_fault_shows_through_a_refused_button(device):
+def test_a_camera_fault_waits_for_the_refusal_then_shows(device):
+    """A camera that will not open is a fault all evening: it must not hide every refusal."""
     device, frames, factory = device
-    device.watcher.sink.clock = lambda: 100.0
+    now = [100.0]
+    device.watcher.sink.clock = lambda: now[0]
     next_button = factory.pin(device.config.panel.next_pin)
     next_button.drive_low()
     next_button.drive_high()
     assert device.panel.status == "refused"
     shutil.rmtree(frames)
     device.watcher.step()
+    assert device.panel.status == "refused"
+    now[0] += 5.5
+    device.watcher.step()
     assert device.panel.status == "error" and "is gone" in device.board.status()["message"]
+
+
+def test_a_press_that_works_ends_an_earlier_refusal(device):
+    device, frames, factory = device
+    device.watcher.sink.clock = lambda: 100.0
+    device.table.new_game(["Eva", "Finn"])
+    next_button = factory.pin(device.config.panel.next_pin)
+    next_button.drive_low()  # no reading yet: refused
+    next_button.drive_high()
+    assert device.panel.status == "refused"
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    device.watcher.step()
+    next_button.drive_low()  # the set-up drop: taken
+    next_button.drive_high()
+    assert device.table.snapshot()["history"][-1]["type"] == "setup_drop_read"
+    assert device.panel.status != "refused" and device.board.status()["state"] != "refused"
 
 
 def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
