@@ -299,7 +299,8 @@ def count_cubes(image, reference=None, *, bounds=None, calibration: Calibration 
     if found.outline_missing:
         said.append(Doubt("no_outline"))
     if (counted or doubts) and without_colour(image):
-        said.append(Doubt("no_colour"))
+        # first: it makes every colour doubt after it moot, and a phone shows only the first few
+        said.insert(0, Doubt("no_colour"))
         cubes = [Cube(c.colour, c.x, c.y, c.confidence, True) for c in cubes]
     corner_tuple = None if corners is None else tuple((float(x), float(y)) for x, y in corners)
     # the same doubt once, with how often ("twice", "3 times")
