@@ -38,11 +38,13 @@ def load_game(store: Store, game_id: int) -> Game:
     except Exception as exc:  # any reason at all: the repair below finds the event(s) to blame
         log.warning("game %d does not load (%s); repairing its log", game_id, _reason(exc))
     game, keep, reasons = repair(rows)
+    first = min(reasons, default=None)
+    # every event from the first one left out on is gone: the game was cut short there
+    cut = first is not None and all(seq in reasons for seq, _ in rows if seq >= first)
     for seq, reason in reasons.items():
-        log.warning(
-            "game %d: event #%d quarantined (%s); the game goes on without it", game_id,
-            seq + 1, reason,
-        )
+        log.warning("game %d: event #%d quarantined (%s); %s", game_id, seq + 1, reason,
+                    f"the game stops before event #{first + 1}" if cut
+                    else "the game goes on without it")
     store.quarantine(game_id, keep, reasons)
     return game
 

@@ -140,7 +140,7 @@ def test_a_game_with_nothing_readable_is_no_game(tmp_path):
     store.close()
 
 
-def test_a_lost_drop_stops_the_game_before_it_rather_than_moving_the_rest(tmp_path):
+def test_a_lost_drop_stops_the_game_before_it_rather_than_moving_the_rest(tmp_path, caplog):
     """Left out, a phase's drop would put the next player's action in the drop's stage and
     every later drop in another phase: the game stops before it, the rest kept aside."""
     path = tmp_path / "db.sqlite"
@@ -154,8 +154,10 @@ def test_a_lost_drop_stops_the_game_before_it_rather_than_moving_the_rest(tmp_pa
         ev("tray_read", tray=PHASE),  # 8: next phase's drop, which would fit in 5's place
     )
     store, _table, client = open_app(path)
-    game = client.get("/api/game").get_json()
+    with caplog.at_level(logging.WARNING, logger="companion.recovery"):
+        game = client.get("/api/game").get_json()
     assert game["seq"] == 4 and game["state"]["stage"] == "tray"
+    assert "the game stops before event #5" in caplog.text and "goes on" not in caplog.text
     assert [q["seq"] for q in store.quarantined(1)] == [4, 5, 6, 7]
     assert "not possible now" in store.quarantined(1)[1]["reason"]
     assert "after event #5" in store.quarantined(1)[3]["reason"]
