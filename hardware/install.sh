@@ -148,6 +148,7 @@ if [ -z "$PORT" ]; then
     PORT="$(previous CUBETOWER_PORT --port)"
     if [ -n "$PORT" ]; then
         check_port "$PORT"
+        PORT="$(plain_port "$PORT")"
         echo "keeping the port of the last install: $PORT"
     fi
 fi

@@ -157,6 +157,10 @@ def test_a_port_written_with_a_leading_zero_is_that_port(pi):
     done = pi("--port", "080")
     assert env_file(pi.root)["CUBETOWER_PORT"] == "80"
     assert "http://192.168.1.42/" in done.stdout and ":080" not in done.stdout
+    env = pi.root / "etc/cubetower/install.env"  # as an install before this fix kept it
+    env.write_text(env.read_text().replace("CUBETOWER_PORT=80", "CUBETOWER_PORT=080"))
+    done = pi()
+    assert env_file(pi.root)["CUBETOWER_PORT"] == "80" and ":080" not in done.stdout
 
 
 def test_a_service_that_runs_but_does_not_serve_the_game_is_said(pi, tmp_path):
