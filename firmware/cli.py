@@ -306,6 +306,18 @@ def _fresh_config(args: argparse.Namespace, listening: Config, terminal: Termina
     return fresh
 
 
+def _why_not_listening(exc: Exception) -> str:
+    """Why the server could not listen, with the hint that fits the reason."""
+    import errno
+
+    if isinstance(exc, ValueError) or getattr(exc, "errno", None) == errno.EADDRNOTAVAIL:
+        return (f"{getattr(exc, 'strerror', None) or exc}; --host must be an address of this "
+                "machine, 0.0.0.0 for all of them")
+    if getattr(exc, "errno", None) == errno.EACCES:
+        return f"{exc.strerror}; ports under 1024 need root (the service's unit allows them)"
+    return f"{exc.strerror or exc}; is cubetower already running? try --port"
+
+
 def _serve(args: argparse.Namespace) -> int:
     """Web server and panel first, then the device (see firmware.startup): a failed start is
     shown on the phones and the LEDs, and tried again, instead of ending the process."""
@@ -348,14 +360,11 @@ def _serve(args: argparse.Namespace) -> int:
             port=config.server.port,
             api_threads=config.server.threads,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: waitress's word for a host it cannot use
         panel.show("error")
         startup.close()
-        print(
-            f"cubetower serve: cannot listen on {config.server.host}:{config.server.port} "
-            f"({exc.strerror or exc}); is cubetower already running? try --port",
-            file=sys.stderr,
-        )
+        print(f"cubetower serve: cannot listen on {config.server.host}:{config.server.port} "
+              f"({_why_not_listening(exc)})", file=sys.stderr)
         return 2
     host, port = config.server.host, int(server.effective_port)
     announcer = name_announcer(config, port, terminal)

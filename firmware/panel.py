@@ -180,8 +180,10 @@ class PanelConfig:
             raise PanelConfigError(
                 f"[panel] light_pwm_hz must be from 1 to 10000, not {self.light_pwm_hz!r}"
             )
-        if not self.hold_time > 0:
-            raise PanelConfigError(f"[panel] hold_time must be above 0, not {self.hold_time!r}")
+        if not 0 < self.hold_time <= 60:  # gpiozero's hold timer cannot wait for ever (inf)
+            raise PanelConfigError(
+                f"[panel] hold_time must be above 0 and at most 60 (seconds), not "
+                f"{self.hold_time!r}")
         if not 0 <= self.bounce_time <= 1:
             raise PanelConfigError(
                 f"[panel] bounce_time must be from 0 to 1 (seconds), not {self.bounce_time!r}"

@@ -166,6 +166,15 @@ def test_serve_with_a_port_that_cannot_be_is_a_clear_error(tmp_path, capsys, por
     assert "--port must be 1-65535" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("host", ["256.1.1.1", "192.0.2.99"])
+def test_serve_on_a_host_that_is_not_this_machines_is_a_clear_error(tmp_path, capsys, host):
+    assert main(["serve", "--source", "demo", "--data-dir", str(tmp_path), "--host", host,
+                 "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen on {host}" in err and "--host must be an address of this machine" in err
+    assert "Traceback" not in err
+
+
 def test_replay_prints_the_final_sheet(capsys):
     from firmware.cli import main as cli
 

@@ -346,6 +346,7 @@ def test_from_dict_rejects_unknown_key_naming_it_and_the_allowed_ones():
         ({"light_brightness": 0}, "light_brightness must be above 0"),
         ({"light_brightness": 1.5}, "light_brightness must be above 0"),
         ({"hold_time": -1}, "hold_time must be above 0"),
+        ({"hold_time": float("inf")}, "at most 60"),
         ({"light_pwm_hz": 0}, "light_pwm_hz"),
     ],
 )
