@@ -24,6 +24,10 @@ USAGE = "usage: cubetower replay GAME.jsonl"
 # RecursionError at about 1,000.
 MAX_DEPTH = 32
 
+# An event is well under 1 KiB (a phone's request is at most 64 KiB); a line this long is no
+# event, and reading on would take all of a Pi's memory
+MAX_LINE_BYTES = 16 * 2**20
+
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows Notepad writes first
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
@@ -92,7 +96,10 @@ def _text_lines(f: BinaryIO) -> Iterator[str]:
     not UTF-8 raises ``BadLog`` naming it and its line.
     """
     n = 0
-    for chunk in f:
+    while chunk := f.readline(MAX_LINE_BYTES + 1):
+        if len(chunk) > MAX_LINE_BYTES:  # /dev/zero, a picture without newlines: not a log
+            raise BadLog(f"line {n + 1} is longer than {MAX_LINE_BYTES // 2**20} MiB: not a "
+                         "game's event log")
         if n == 0 and chunk.startswith(_BOM):
             chunk = chunk[len(_BOM):]
         if chunk.endswith(b"\n"):

@@ -204,3 +204,10 @@ def test_a_type_that_is_a_list_is_an_unknown_type_not_a_crash(tmp_path, capsys):
     assert main([str(log)]) == 2
     err = capsys.readouterr().err
     assert "line 1: unknown event type []" in err and "Traceback" not in err
+
+
+def test_a_file_without_line_breaks_is_refused_before_it_fills_the_memory(tmp_path, capsys):
+    endless = tmp_path / "zeros.jsonl"
+    endless.write_bytes(b"\0" * (17 * 2**20))  # as /dev/zero, but with an end for the test
+    assert main([str(endless)]) == 2
+    assert "line 1 is longer than 16 MiB" in capsys.readouterr().err
