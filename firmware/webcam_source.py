@@ -121,7 +121,14 @@ class WebcamSource(FrameSource):
     def _open(self) -> _Capture:
         import cv2
 
-        capture = self._factory(self.index)
+        # OpenCV's own "can't open camera by index" warning, once per try (every 10 s while a
+        # webcam is not plugged in, all evening), says less than the SourceError below
+        level = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+        try:
+            capture = self._factory(self.index)
+        finally:
+            cv2.utils.logging.setLogLevel(level)
         if capture is None or not capture.isOpened():
             raise SourceError(
                 f"no webcam at index {self.index} (is it plugged in? `ls /dev/video*` lists them)"

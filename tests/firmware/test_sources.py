@@ -372,3 +372,10 @@ def test_an_awaited_camera_says_why_and_opens_on_a_later_try():
     frame = source.read()
     assert frame.image.ndim == 3 and source.live and opener.tries == 2
     assert opener.locks == [{"AnalogueGain": 2.0}]  # the saved exposure, once it is there
+
+
+def test_a_webcam_not_plugged_in_is_said_in_our_words_only(capfd):
+    """OpenCV's own warning would come again at every try (every 10 s, all evening)."""
+    with pytest.raises(SourceError, match="no webcam at index 97"):
+        WebcamSource(97)
+    assert "can't open camera" not in capfd.readouterr().err
