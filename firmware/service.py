@@ -146,8 +146,8 @@ def choose_source(
     """``auto`` means the Pi camera when there is one, otherwise the demo replay.
 
     Only a camera that is not there at all (``NoCamera``) makes it the demo: one that is there
-    but busy or failing is a fault to show, or the players would confirm demo trays into
-    their game."""
+    but busy or failing raises (the device then awaits it, ``camera_or_awaited``; ``calibrate``
+    says why), or the players would confirm demo trays into their game."""
     if spec != "auto":
         return open_source(spec, size, settings)
     try:
