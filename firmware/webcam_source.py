@@ -123,12 +123,14 @@ class WebcamSource(FrameSource):
 
         # OpenCV's own "can't open camera by index" warning, once per try (every 10 s while a
         # webcam is not plugged in, all evening), says less than the SourceError below
-        level = cv2.utils.logging.getLogLevel()
-        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+        # (OpenCV 5 has it under cv2.utils.logging, 4.x as cv2.get/setLogLevel; 2 is ERROR)
+        logging_ = getattr(cv2.utils, "logging", cv2)
+        level = logging_.getLogLevel()
+        logging_.setLogLevel(2)
         try:
             capture = self._factory(self.index)
         finally:
-            cv2.utils.logging.setLogLevel(level)
+            logging_.setLogLevel(level)
         if capture is None or not capture.isOpened():
             raise SourceError(
                 f"no webcam at index {self.index} (is it plugged in? `ls /dev/video*` lists them)"
