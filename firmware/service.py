@@ -606,11 +606,22 @@ def confirm_latest(board: TrayBoard, table: GameTable) -> dict:
     return table.confirm_tray(latest["counts"], reading_id=latest.get("id"))
 
 
+def needs_a_yes() -> Msg:
+    """What the phones say when Next met a question (an unusual drop): the panel cannot say yes,
+    and the question on the tray card could not be answered there. The page knows this message
+    id (app.js) and offers the button that asks the question where a player can answer it."""
+    return Msg("The device's Next button did not use this reading: a player must say yes to it "
+               "first, on a phone.")
+
+
 def game_button(action: Callable[[], dict], mirror: PanelMirror) -> None:
     """A panel button that changes the game: a refusal blinks the error LED, never crashes."""
     try:
         action()
         mirror.accepted()
+    except NeedsConfirmation as exc:
+        log.warning("panel button refused, a phone must say yes: %s", exc)
+        mirror.refuse(needs_a_yes())
     except (TableError, RulesError, StoreError) as exc:
         log.warning("panel button refused: %s", exc)
         said = getattr(exc, "msg", None)  # the rules' and the table's Msg: each phone's words

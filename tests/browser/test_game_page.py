@@ -457,30 +457,35 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     phone.close()
 
 
-def test_a_count_the_browser_would_refuse_is_refused_by_the_server_not_changed(served, browser):
+def test_a_count_that_is_no_count_is_named_and_not_sent(served, browser):
     """A phone whose browser lets "-2" through (no number checks) is told, and nothing is
-    written: the page must not turn it into 0 and correct the reading to that."""
+    written: the page must not turn it into 0 and correct the reading to that. Nor a typo the
+    browser refused itself ("1e", "-": the field's value then reads as blank, i.e. 0), nor
+    "1e1", which is no plain count (JavaScript reads it as 10)."""
     url, _, device = served
     snap = to_actions(device.table)
     target = snap["seq"]
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
+    sent = []
+    phone.on("request", lambda r: sent.append(r.url) if r.url.endswith("/command") else None)
     phone.click("#views a[data-view='history']")
     line = phone.locator(f"#game-log li[data-n='{target}']")
     line.locator("button.correct").click()
     form = line.locator(".counts-form")
     form.evaluate("f => { f.noValidate = true; }")
-    for typed, shown in (("-2", "-2"), ("1.5", "1.5")):
-        form.locator("input[data-colour='white']").fill(typed)
+    white = form.locator("input[data-colour='white']")
+    for typed in ("-2", "1.5", "1e1", "1e", "-"):
+        white.fill("")
+        white.press_sequentially(typed)  # typed key by key, as a player does
         # the total names it, neither summed as itself nor as 0
-        assert form.locator(".total").text_content() == "not a number of cubes: white"
+        assert form.locator(".total").text_content() == "not a number of cubes: white", typed
         form.locator("button[type=submit]").click()
-        phone.wait_for_function(
-            "s => (document.querySelector('.counts-form .refusal') || {}).textContent"
-            "?.includes(s)", arg=f"got {shown}")
-        assert "white" in form.locator(".refusal").text_content()
+        assert form.locator(".refusal").text_content() == "not a number of cubes: white"
+        phone.wait_for_timeout(100)
+        assert sent == [], typed  # nothing sent
         assert game(url, phone)["seq"] == target  # nothing written
-    form.locator("input[data-colour='white']").fill("2")
+    white.fill("2")
     assert form.locator(".total").text_content().endswith(" cubes")
     phone.close()
 
@@ -750,6 +755,56 @@ def test_a_half_filled_form_survives_a_reconnect_and_the_players_own_gold_token(
     phone.close()
 
 
+def test_what_is_typed_on_the_set_up_card_survives_another_phones_entry(served, browser):
+    """Another phone entering a player sheet redraws the set-up card: the pirate marker's value
+    being typed (still focused), counts typed by hand and another sheet's ticks stay; the sheet
+    that phone entered shows its entry."""
+    url, _, device = served
+    snap = _game(device, ["Ada", "Ben"], ())
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Set up the game")
+    phone.click("#now-body button.edit-counts")
+    phone.locator("#now-body .counts-form input[data-colour='blue']").fill("5")
+    ben = phone.locator("#now-body .sheet-goods-player[data-player='Ben']")
+    ben.locator("input[value='sugar']").check()
+    sheet_view = "#sheets-body .sheet-goods-player[data-player='Ben'] input[value='coffee']"
+    phone.evaluate(f"document.querySelector(\"{sheet_view}\").checked = true")  # the Sheet view's
+    phone.fill("#pirate-value", "3")
+
+    device.table.command(snap["id"], snap["seq"],
+                         {"type": "sheet_goods", "player": "Ada", "goods": ["cotton"]})
+    phone.wait_seq(snap["seq"] + 1)
+    assert phone.input_value("#pirate-value") == "3"
+    assert phone.evaluate("document.activeElement.id") == "pirate-value"
+    counts = phone.locator("#now-body .counts-form")
+    assert counts.locator("input[data-colour='blue']").input_value() == "5"
+    assert counts.locator(".total").text_content() == "5 cubes"
+    assert ben.locator("input[value='sugar']").is_checked()
+    assert phone.locator(sheet_view).is_checked()
+    ada = phone.locator("#now-body .sheet-goods-player[data-player='Ada']")
+    assert ada.locator(".sheet-said").text_content() == "Ada: cotton"
+    assert [box.is_checked() for box in ada.locator("input.sheet-good").all()] == [
+        True, False, False, False, False]
+    phone.close()
+
+
+def test_a_camera_problem_is_no_latest_reading_on_the_table_card(served, browser):
+    """No camera (gone, or never opened): the card says the problem, not "0 cubes"."""
+    url, frames, device = served
+    _game(device, ["Ada", "Ben"], ())
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Set up the game")
+    shutil.rmtree(frames)
+    phone.wait_for_function(
+        "() => document.getElementById('now-reading').textContent.includes('could not be read')",
+        timeout=15000)
+    said = phone.text_content("#now-reading")
+    assert said.startswith("The last picture could not be read: the frame folder")
+    assert "Latest reading" not in said
+    assert phone.locator("button.use-reading").is_disabled()
+    phone.close()
+
+
 @pytest.mark.parametrize("lang", ["en", "de"])
 def test_the_action_buttons_and_the_progress_form_fit_the_phone(served, browser, lang):
     url, _, device = served
@@ -788,10 +843,17 @@ def test_a_game_cut_short_by_its_repair_says_so_on_the_table_view(served, browse
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
     assert phone.locator("#set-aside").is_hidden()
-    phone.evaluate("CT.render({...CT.game(), seq: CT.game().seq + 1,"
-                   " set_aside: {events: 3, from: 5}})")
+    seq = game(url, phone)["seq"]  # cut short just before the next event
+    phone.evaluate("s => CT.render({...CT.game(), seq: s, set_aside: {events: 3, from: s + 1}},"
+                   " true)", seq)
     assert phone.text_content("#set-aside").startswith(
-        "3 stored events of this game, from #5 on, could not be read back and were set aside")
+        f"3 stored events of this game, from #{seq + 1} on, could not be read back and were set"
+        " aside")
+    # the players entered event #(seq + 1) again: the note no longer says the game lacks it
+    phone.evaluate("s => CT.render({...CT.game(), seq: s + 1})", seq)
+    assert phone.text_content("#set-aside") == (
+        "3 stored events of this game could not be read back when the game was loaded and were"
+        " set aside (they are kept on the device); the game went on without them.")
     phone.close()
 
 
@@ -826,8 +888,11 @@ def test_two_phones_starting_at_once_start_one_game_and_the_late_one_shows_it(se
 
     a.click("#now-body .new-game button[type=submit]")
     a.wait_for_selector("#game-notice:not([hidden])")
-    assert "Another phone changed the game first" in a.text_content("#game-notice")
-    assert "Now: Set up the game." in a.text_content("#game-notice")
+    # the server's words, which say what happened: the page's generic note would not
+    assert a.text_content("#game-notice") == (
+        f"another phone started a game first (game {theirs['id']} is at the table now), so "
+        "yours was not started; the screen has been refreshed, start yours again only if that "
+        "is still what you meant")
     a.wait_title("Set up the game")
     assert sent == [{"players": ["Ada", "Ben"], "replaces": None}]
     assert game(url, a) == theirs  # not replaced
@@ -854,7 +919,8 @@ def test_the_game_over_cards_new_game_names_the_game_it_replaces(served, browser
     theirs = device.table.new_game(["Cleo", "Dan"])  # another phone, the same moment
     a.click("#now-body .new-game button[type=submit]")
     a.wait_for_selector("#game-notice:not([hidden])")
-    assert "Another phone changed the game first" in a.text_content("#game-notice")
+    assert a.text_content("#game-notice").startswith(
+        f"another phone started a game first (game {theirs['id']} is at the table now)")
     a.wait_title("Set up the game")
     assert sent == [{"players": ["Ada", "Ben"], "replaces": over["id"]}]
     assert game(url, a)["id"] == theirs["id"]

@@ -156,3 +156,32 @@ def test_a_refused_button_is_said_in_the_phones_language(served, browser):
     assert page.text_content("#camera-problem") == (
         "Eine Taste am Gerät wurde abgelehnt: kein Spiel offen")
     context.close()
+
+
+def test_next_on_a_reading_that_needs_a_yes_says_so_and_asks_on_the_phone(served, browser):
+    """The panel's Next on a set-up drop the device asks about (no cube in the tray): the tray
+    card does not show the question nobody can answer there, but that a phone must say yes, and
+    its button asks it and uses the reading."""
+    from firmware.service import confirm_latest, game_button
+
+    url, frames, device = served
+    snap = device.table.new_game(["Ada", "Ben"])
+    page = _page_on(browser, url, frames, "empty.jpg", device.table_code.value)
+    page.wait_for_function("() => document.body.dataset.stage === 'setup'")
+    game_button(lambda: confirm_latest(device.board, device.table), device.watcher.sink)
+    page.wait_for_selector("#next-asks:not([hidden])", timeout=15000)
+    assert page.locator("#camera-problem").is_hidden()
+    assert page.text_content("#next-asks p") == (
+        "The device's Next button did not use this reading: a player must say yes to it first, "
+        "on a phone.")
+    assert "set-up drop?" not in page.text_content("#tray-card")
+    assert device.table.snapshot()["seq"] == snap["seq"]
+
+    page.click("#next-asks-use")
+    page.wait_for_selector("#ask[open]")
+    asked = page.text_content("#ask-text")
+    assert asked.startswith("Use this as the set-up drop? It shows no cube")
+    page.click("#ask-yes")
+    page.wait_for_selector("#next-asks", state="hidden")
+    assert device.table.snapshot()["state"]["setup_drop_read"]
+    page.close()

@@ -8,6 +8,7 @@ import shutil
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -24,6 +25,7 @@ from firmware.service import (
     SharedDetector,
     build_device,
     choose_source,
+    needs_a_yes,
     save_image_atomically,
 )
 from firmware.sources import (
@@ -333,6 +335,26 @@ def test_a_refused_button_press_is_shown_not_raised(device):
     now[0] += 1.5
     device.watcher.step()
     assert device.panel.status != "refused" and device.board.status()["state"] != "refused"
+
+
+def test_next_on_a_drop_that_asks_says_a_phone_must_say_yes(device):
+    """Next on an empty tray as the set-up drop: the device would ask first, which the panel
+    cannot answer. The phones are told so, in words the page knows (app.js) and answers with its
+    own button; nothing is used."""
+    device, frames, factory = device
+    device.watcher.sink.clock = lambda: 100.0
+    game = device.table.new_game(["Eva", "Finn"])
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "a.jpg")
+    device.watcher.step()
+    next_button = factory.pin(device.config.panel.next_pin)
+    next_button.drive_low()
+    next_button.drive_high()
+    assert device.panel.status == "refused"
+    said = device.board.status()["message_msg"]["msg"]
+    assert said == needs_a_yes().template and "set-up drop?" not in said
+    assert device.table.snapshot()["seq"] == game["seq"]
+    script = (Path(__file__).parents[2] / "companion/web/static/app.js").read_text()
+    assert f'"{said}"' in script
 
 
 def test_a_camera_fault_waits_for_the_refusal_then_shows(device):

@@ -11,6 +11,10 @@ const STATUS_TEXT = {
   offline: t("reconnecting…"),
 };
 
+// The panel's Next met a question (firmware.service.needs_a_yes: an unusual drop): the panel
+// cannot say yes, so the card says a phone must, with the button that asks it here.
+const NEEDS_A_YES = "The device's Next button did not use this reading: a player must say yes to it first, on a phone.";
+
 function timeOf(unixSeconds) {
   return unixSeconds ? new Date(unixSeconds * 1000).toLocaleTimeString() : "";
 }
@@ -75,9 +79,18 @@ function showStatus(status) {
     error: () => t("Camera problem: {message}", { message: status.message }),
     refused: () => t("A button on the device was refused: {message}", { message: status.message }),
   }[status.state];
-  problem.hidden = !(words && status.message);
+  const asks = status.state === "refused" && !!status.message_msg
+    && status.message_msg.msg === NEEDS_A_YES;
+  $("next-asks").hidden = !asks;
+  problem.hidden = asks || !(words && status.message);
   problem.textContent = problem.hidden ? "" : words();
 }
+
+// The reading Next could not use, sent from this phone: the device asks its question here
+// (CT.ask), where a player can answer it.
+$("next-asks-use").addEventListener("click", async (e) => {
+  if (await CT.useReading(e.currentTarget)) $("next-asks").hidden = true; // nothing waits for a yes
+});
 
 async function loadHistory() {
   const response = await fetch("/api/tray/history?limit=30");

@@ -76,8 +76,18 @@ window.CT = window.CT || {};
   }
   CT.typedValue = typedValue;
 
-  // For the page's own sums and steps only: a whole count, or 0.
-  const countOf = (input) => { const n = typedValue(input); return Number.isInteger(n) ? n : 0; };
+  // A count field as typed: null when blank, the number for a plain whole number ("3"), else
+  // NaN: "1e1" (which Number reads as 10), "-2", "1.5", and what the browser refused itself
+  // ("1e", "-"), whose value then reads as "" (only validity.badInput tells it from a blank).
+  function typedCount(input) {
+    if (input.validity && input.validity.badInput) return NaN;
+    const text = String(input.value).trim();
+    if (text === "") return null;
+    return /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  }
+
+  // For the page's own sums and steps only: a count, or 0.
+  const countOf = (input) => { const n = typedCount(input); return Number.isNaN(n) ? 0 : n ?? 0; };
 
   // The counts editor: one row per colour with - / number / + ; value() gives {colour: n}.
   CT.countsEditor = function countsEditor(initial, bounds) {
@@ -106,11 +116,8 @@ window.CT = window.CT || {};
     });
     const total = el("p", { class: "muted total" });
     const update = () => {
-      // a typed value that is no count (-2, 1.5, "x") is named, not summed as 0 or as itself
-      const bad = COLOURS.filter((c) => {
-        const v = typedValue(inputs[c]);
-        return v !== null && !(Number.isInteger(v) && v >= 0);
-      });
+      // a typed value that is no count (-2, 1.5, 1e1, "1e") is named, not summed as 0 or as itself
+      const bad = COLOURS.filter((c) => Number.isNaN(typedCount(inputs[c])));
       if (bad.length) {
         total.textContent = t("not a number of cubes: {colours}",
           { colours: bad.map((c) => colourName(c)).join(", ") });
@@ -125,9 +132,13 @@ window.CT = window.CT || {};
     const node = el("div", { class: "counts-editor" }, rows, total);
     return {
       node,
-      value() {  // as typed (typedValue); a blank is none of the colour
+      bad() {  // what the total names as no count ("" when every field is one)
+        update();
+        return total.classList.contains("not-a-count") ? total.textContent : "";
+      },
+      value() {  // a blank is none of the colour (sent only when no field is bad)
         const counts = {};
-        for (const colour of COLOURS) counts[colour] = typedValue(inputs[colour]) ?? 0;
+        for (const colour of COLOURS) counts[colour] = countOf(inputs[colour]);
         return counts;
       },
     };
@@ -142,6 +153,14 @@ window.CT = window.CT || {};
         onCancel ? el("button", { type: "button", class: "secondary", text: t("Cancel"), onclick: onCancel }) : null));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
+      for (const old of form.querySelectorAll(".refusal")) old.remove();
+      // a field that is no count is not sent as some other number (a refused "1e" reads as
+      // blank, "1e1" as 10): the form says which, by its button, and sends nothing
+      const bad = editor.bad();
+      if (bad) {
+        submit.closest(".button-row").after(el("p", { class: "refusal", role: "alert", text: bad }));
+        return;
+      }
       onSubmit(editor.value(), submit);
     });
     return form;

@@ -112,7 +112,9 @@ window.CT = window.CT || {};
     }
   }
 
-  async function post(url, body, near) {
+  // serverWords: a 409 with the fresh game is said in the server's words (a new game's race:
+  // "another phone started a game first (game 3 ...), so yours was not started")
+  async function post(url, body, near, serverWords) {
     if (busy) return null;
     clearRefusals();
     notice("");
@@ -124,12 +126,13 @@ window.CT = window.CT || {};
       if (response.status === 409 && data.confirm && !body.confirmed) {
         // the device asks first (an unusual drop): the same request again is the players' yes
         setBusy(false);
-        if (await CT.ask(data.confirm)) return post(url, { ...body, confirmed: true }, near);
+        if (await CT.ask(data.confirm)) return post(url, { ...body, confirmed: true }, near, serverWords);
         return null;
       }
       if (response.status === 409 && data.game) {
         setBusy(false);
         render(data.game, true);
+        if (serverWords && data.error) { notice(data.error); return null; }
         // What the table is at now, not "press again": by now it may be another player's turn.
         const now = data.game.id === null ? t("New game") : nowTitle(data.game.state);
         notice(t("Another phone changed the game first, so nothing was sent. Now: {now}. Press again only if that is still what you meant.", { now }));
@@ -175,6 +178,13 @@ window.CT = window.CT || {};
 
   function bigButton(text, onclick, extra) {
     return el("button", { type: "button", class: `cmd big ${extra || ""}`, onclick }, text);
+  }
+
+  // A form whose fields are kept when the card is drawn anew (keptForms): key names it, the
+  // same in the card drawn anew while it asks for the same thing.
+  function keeping(key, form) {
+    form.dataset.keep = key;
+    return form;
   }
 
   // Opens a form below `holder`, replacing whatever form was open there.
@@ -238,7 +248,7 @@ window.CT = window.CT || {};
         el("li", {}, CT.swatch(c), ` ${t("{n} {colour}", { n: tray.counts[c], colour: colourName(c) })}`)));
     const parts = [];
     if (!tray.frame_id) parts.push(el("p", { class: "muted", text: t("No tray reading yet.") }));
-    else {
+    else if (!tray.error) { // a camera problem has no counts: its "0 cubes" would be no reading
       parts.push(el("p", { class: "muted", text: tn("Latest reading: {n} cube", "Latest reading: {n} cubes", tray.total) }));
       if (tray.total) parts.push(counts);
     }
@@ -260,6 +270,23 @@ window.CT = window.CT || {};
     if (box) fillReading(box);
   };
 
+  // The latest reading as the drop the game waits for (the tray card's answer to a Next press
+  // the device refused with a question): the device asks it here, as for "Use this reading".
+  // True once that no longer waits: the reading was used, or the game waits for no drop now.
+  CT.useReading = async function useReading(near) {
+    const expects = shown && shown.state ? shown.state.expects_events || [] : [];
+    const kind = ["tray_read", "setup_drop_read"].find((k) => expects.includes(k));
+    if (!kind) return true;
+    const tray = trayNow();
+    if (!goodReading(tray)) {
+      refuse(near, t("There is no good tray reading to use: read the tray or enter the counts by hand."));
+      return false;
+    }
+    const before = shown;
+    await send({ type: kind, tray: tray.counts }, near, { reading: tray.id });
+    return shown !== before;
+  };
+
   function readingPanel(title, intro, kind, useText, countsText, bounds) {
     const holder = el("div", { class: "form-holder" });
     const use = bigButton(useText, (e) => {
@@ -268,10 +295,12 @@ window.CT = window.CT || {};
       send({ type: kind, tray: tray.counts }, e.currentTarget, { reading: tray.id });
     }, "primary use-reading");
     setOff(use, !usableReading(trayNow()));
+    const keep = `counts|${kind}`; // kept, opened again, when the card is drawn anew (keptForms)
     const edit = el("button", {
       type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? t("Enter counts by hand") : t("Edit the counts first"),
-      onclick: () => openIn(holder, CT.countsForm(trayNow().counts, countsText,
-        (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren(), bounds)),
+      dataset: { opens: keep },
+      onclick: () => openIn(holder, keeping(keep, CT.countsForm(trayNow().counts, countsText,
+        (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren(), bounds))),
     });
     // "Nothing fell": the players' own word that the phase has no cubes (the device asks first)
     const nothing = kind === "tray_read" ? el("button", {
@@ -285,7 +314,8 @@ window.CT = window.CT || {};
   function pirateCard(state) {
     const input = CT.numberInput({ max: 20, "aria-label": t("pirate marker value"), id: "pirate-value", class: "pirate-value" });
     const button = el("button", { type: "submit", class: "cmd primary", text: t("Reveal this pirate marker") });
-    const form = el("form", { class: "pirate-form" },
+    const revealed = state.pirates.revealed || [];
+    const form = el("form", { class: "pirate-form", dataset: { keep: `pirate|${revealed.length}` } },
       CT.field(t("Number on the pirate marker just turned face up"), input), el("div", { class: "button-row" }, button));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -293,7 +323,6 @@ window.CT = window.CT || {};
       if (value === null) { refuse(button, t("Enter the number printed on the marker.")); return; }
       send({ type: "pirate_revealed", value }, button);
     });
-    const revealed = state.pirates.revealed || [];
     return panel(t("Reveal a pirate marker"),
       el("p", { text: revealed.length ? t("Revealed so far: {values} (strength {strength}).", { values: revealed.join(", "), strength: state.pirates.strength }) : t("No pirate marker revealed yet.") }),
       form);
@@ -576,7 +605,7 @@ window.CT = window.CT || {};
           { game: name, now: nowTitle(shown.state) });
         if (!await CT.ask(question, t("Start the new game"), t("Keep playing"))) return;
       }
-      const game = await post("/api/game", body, button);
+      const game = await post("/api/game", body, button, true);
       if (game) { newGameOpen = false; render(game, true); }
     });
     return form;
@@ -715,15 +744,25 @@ window.CT = window.CT || {};
   }
 
   // A stored log this version could not fold was repaired when loaded (companion.recovery):
-  // the players must know the game on screen lacks moves they made.
+  // the players must know the game on screen lacks moves they made. Cut short before #from, it
+  // lacks them until the players enter them again; once the game has an event #from (entered
+  // since, or the events after it kept), "from #5 on" would name moves that are there now.
   function renderSetAside(game) {
     const aside = game.set_aside;
     const node = $("set-aside");
     node.hidden = !aside;
-    node.textContent = aside ? tn(
-      "{n} stored event of this game, from #{from} on, could not be read back and was set aside (it is kept on the device): check the game against the table and enter what is missing.",
-      "{n} stored events of this game, from #{from} on, could not be read back and were set aside (they are kept on the device): check the game against the table and enter what is missing.",
-      aside.events, { from: aside.from }) : "";
+    if (!aside) node.textContent = "";
+    else if (game.seq < aside.from) {
+      node.textContent = tn(
+        "{n} stored event of this game, from #{from} on, could not be read back and was set aside (it is kept on the device): check the game against the table and enter what is missing.",
+        "{n} stored events of this game, from #{from} on, could not be read back and were set aside (they are kept on the device): check the game against the table and enter what is missing.",
+        aside.events, { from: aside.from });
+    } else {
+      node.textContent = tn(
+        "{n} stored event of this game could not be read back when the game was loaded and was set aside (it is kept on the device); the game went on without it.",
+        "{n} stored events of this game could not be read back when the game was loaded and were set aside (they are kept on the device); the game went on without them.",
+        aside.events);
+    }
   }
 
   function renderLog(game) {
@@ -773,6 +812,33 @@ window.CT = window.CT || {};
     if (form) CT.restoreForm(form, carried.state);
   }
 
+  // The other half-filled forms in `box` (a pirate marker's value, counts typed by hand, a
+  // sheet's ticks), each by its data-keep key: another phone's entry redraws the whole card, and
+  // what this phone's player was typing must not go with it. The field being typed in too.
+  function keptForms(box) {
+    return [...box.querySelectorAll("form[data-keep]")].map((form) => ({
+      key: form.dataset.keep, state: CT.formState(form),
+      focus: [...form.querySelectorAll("input, select, textarea")].indexOf(document.activeElement),
+    }));
+  }
+
+  // ...put back into the same forms drawn anew; one that was opened by a button ("Enter counts
+  // by hand") is opened again. A form no longer there (another phone sent it) is not.
+  function restoreKept(box, kept) {
+    for (const { key, state, focus } of kept) {
+      const find = () => [...box.querySelectorAll("form[data-keep]")].find((f) => f.dataset.keep === key);
+      let form = find();
+      if (!form) {
+        const opener = [...box.querySelectorAll("[data-opens]")].find((b) => b.dataset.opens === key);
+        if (opener) { opener.click(); form = find(); }
+      }
+      if (!form) continue;
+      CT.restoreForm(form, state);
+      const field = form.querySelectorAll("input, select, textarea")[focus];
+      if (field) field.focus({ preventScroll: true });
+    }
+  }
+
   // force: show this game even if it looks no newer (the server's answer to a conflict, or
   // the snapshot of a new connection, which may follow a restart that lost the last event)
   function render(game, force) {
@@ -812,10 +878,12 @@ window.CT = window.CT || {};
     if (key !== shownKey) {
       const open = $("now-body").querySelector(".action-form");
       const carried = open ? { key: open.dataset.key, state: CT.formState(open) } : null;
+      const kept = keptForms($("now-body"));
       clearRefusals();
       $("now-body").replaceChildren(...nowBody(game).filter(Boolean));
       shownKey = key;
       if (carried) reopen(carried, state);
+      restoreKept($("now-body"), kept);
     }
     const more = moreKey(game);
     if (more !== shownMoreKey && !newGameOpen) {
@@ -824,8 +892,10 @@ window.CT = window.CT || {};
     }
     const sheets = CT.sheetGoodsKey(state);
     if (sheets !== shownSheetsKey) {
+      const kept = keptForms($("sheets-body"));
       $("sheets-body").replaceChildren(CT.sheetGoods(game, send));
       shownSheetsKey = sheets;
+      restoreKept($("sheets-body"), kept);
     }
     renderSetAside(game);
     renderUndo(game);

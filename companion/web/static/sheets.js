@@ -40,7 +40,9 @@ window.CT = window.CT || {};
       type: "submit", class: "cmd secondary save-sheet",
       text: entered ? t("Correct {player}'s sheet", { player: player.name }) : t("Enter {player}'s sheet", { player: player.name }),
     });
-    const form = el("form", { class: "sheet-form" },
+    // ticks kept when another phone's entry redraws the forms (game.js's keptForms), unless
+    // this player's sheet itself was entered meanwhile: then the form shows that entry
+    const form = el("form", { class: "sheet-form", dataset: { keep: `sheet|${player.name}|${JSON.stringify(entered)}` } },
       el("fieldset", { class: "goods" }, el("legend", { text: player.name }),
         boxes.map((box, i) => el("label", { class: "inline-check" }, box, ` ${CT.goodName(goods[i])}`))),
       el("div", { class: "button-row" }, save));
