@@ -24,10 +24,10 @@ import hashlib
 import json
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from companion.amerigo import Game
-from companion.amerigo.events import parse_event
+from companion.amerigo.events import named_islands, parse_event
 from companion.amerigo.state import SEATING
 from companion.bought_ap import check_bought_ap
 from companion.drops import PHASE, SETUP, Drop, check_drop, previous_drop
@@ -60,7 +60,7 @@ COMMAND_TYPES = frozenset(
 
 
 # What a phone's screen has room for; not rules, so no rulebook number is at stake.
-NAME_MAX = 24  # a player's name
+NAME_MAX = 24  # a player's name, an island's name
 TITLE_MAX = 60  # a game's name
 
 
@@ -156,6 +156,29 @@ def seat_names(players: object) -> list[str]:
                              "(ignoring capitals)", one=seen[folded], other=name)
         seen[folded] = name
     return names
+
+
+def check_island_names(command: dict, known: Iterable[str]) -> None:
+    """The islands an action names, checked as the players' names are (``_text``, ``_folded``):
+    no invisible characters, and no second spelling of an island ("a" for "A", "A\u200dB" for
+    "AB"), which the rules engine, comparing names exactly, would take for another island.
+    ``known``: the islands the game names already, each taken as it is written there (a log from
+    before this check may hold a name it refuses)."""
+    if command.get("type") != "action":
+        return
+    known = set(known)
+    spelled: dict[str, str] = {}
+    for name in sorted(known):
+        spelled.setdefault(_folded(name), name)
+    for name in named_islands(parse_event({"v": 1, **command})):  # a malformed one: its words
+        if name in known:
+            continue
+        _text(name, Msg("an island's name"), NAME_MAX)
+        other = spelled.setdefault(_folded(name), name)
+        if other != name:
+            raise TableError("'{name}' and island '{other}' differ only in capitals or unseen "
+                             "characters: write '{other}' for that island, or give a new island "
+                             "another name", name=name, other=other)
 
 
 def fingerprint(*request: object) -> str:
@@ -418,6 +441,7 @@ class GameTable:
                 ))
             if kind in (SETUP, PHASE):
                 self._check_drop(game_id, game, command, reading_id, confirmed)
+            check_island_names(command, game.state.islands)
             after = game.copy()
             event = after.command(command)  # RulesError: refused, the game is untouched
             if kind == "undo" and after.state.stage == SEATING:

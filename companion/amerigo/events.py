@@ -132,6 +132,12 @@ def completed_islands(e: dict) -> list[str]:
     return [c] if isinstance(c, str) else list(c)
 
 
+def named_islands(e: dict) -> list[str]:
+    """Every island a parsed event names (posts, builds, completions), in order."""
+    return ([p["island"] for p in e.get("posts", [])] + [b["island"] for b in e.get("build", [])]
+            + completed_islands(e))
+
+
 def _token(v: Any) -> str:
     return parse_token(v)
 
