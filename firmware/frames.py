@@ -32,6 +32,12 @@ class NoCamera(SourceError):
     camera that is there and fails or is busy, a reason to replay the demo instead."""
 
 
+class CameraLibraryMissing(NoCamera):
+    """The camera's library is not installed here: no camera on a laptop (``auto`` replays the
+    demo), but a camera named in the settings that only an install can bring, so waiting for it
+    helps nothing."""
+
+
 class FrameError(RuntimeError):
     """This frame could not be had; the next call may succeed."""
 

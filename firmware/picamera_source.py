@@ -32,6 +32,7 @@ import numpy as np
 
 from firmware.frames import (
     CAPTURE_SIZE,
+    CameraLibraryMissing,
     CameraSettings,
     CameraStalled,
     Frame,
@@ -121,7 +122,7 @@ class PiCameraSource(FrameSource):
         try:
             from picamera2 import Picamera2
         except ImportError as exc:
-            raise NoCamera(
+            raise CameraLibraryMissing(
                 "picamera2 is not installed. On a Raspberry Pi: `sudo apt install "
                 "python3-picamera2` and a venv made with --system-site-packages "
                 "(hardware/install.sh does both)."

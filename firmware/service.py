@@ -37,6 +37,7 @@ from firmware.session import CONFIRMED_DROPS, SessionCalibration, parse_corners
 from firmware.sources import (
     DEMO_DIR,
     AwaitedCamera,
+    CameraLibraryMissing,
     CameraSettings,
     DemoSource,
     FolderSource,
@@ -122,12 +123,14 @@ def camera_settings(config: Config) -> CameraSettings:
 def camera_or_awaited(config: Config) -> FrameSource:
     """The configured camera; one that is there but will not open (busy, a loose cable) is an
     ``AwaitedCamera``, tried again while the game goes on. A source that cannot be one (a
-    mistyped ``--source``, a folder not there) stays a fault: only the settings can fix it."""
+    mistyped ``--source``, a folder not there) stays a fault: only the settings can fix it. So
+    does a camera whose library is not installed (``--source picamera`` in a venv without
+    picamera2): only an install fixes that, and the fault page says how."""
     camera = config.camera
     size, settings = (camera.width, camera.height), camera_settings(config)
     try:
         return choose_source(camera.source, size, settings)
-    except SourceSettingError:
+    except (SourceSettingError, CameraLibraryMissing):
         raise
     except SourceError as exc:
         spec = "picamera" if camera.source == "auto" else camera.source

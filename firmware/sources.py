@@ -20,6 +20,7 @@ import numpy as np
 
 from firmware.frames import (
     CAPTURE_SIZE,
+    CameraLibraryMissing,
     CameraSettings,
     CameraStalled,
     Frame,
@@ -38,6 +39,7 @@ __all__ = [
     "CAPTURE_SIZE",
     "DEMO_DIR",
     "AwaitedCamera",
+    "CameraLibraryMissing",
     "CameraSettings",
     "CameraStalled",
     "DemoSource",

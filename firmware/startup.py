@@ -20,7 +20,7 @@ from companion.web.fault import STARTING, Fault, create_fault_app
 from firmware.config import Config, ConfigError
 from firmware.panel import NullPanel, Panel
 from firmware.service import Device, ModelError
-from firmware.sources import SourceError, SourceSettingError
+from firmware.sources import CameraLibraryMissing, SourceError, SourceSettingError
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,13 @@ def explain(exc: BaseException, config_path: str | None, retry_seconds: float) -
             f"Check the camera source in {config_path or 'the settings file'} ([camera] source) "
             "or on the command line (--source): demo, picamera, webcam[:N] or a folder that "
             f"exists. Then wait: {again}.",
+        )
+    if isinstance(exc, CameraLibraryMissing):
+        return Fault(
+            f"the camera cannot be used: {exc}",
+            "The installation is incomplete: reinstall (cd ~/cubetower && sudo "
+            "hardware/install.sh), or choose another camera source ([camera] source or "
+            f"--source: webcam[:N], a folder, demo). Then wait: {again}.",
         )
     if isinstance(exc, SourceError):
         return Fault(

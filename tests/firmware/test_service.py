@@ -5,6 +5,7 @@ demo picture, so they test the device, not the model; the few marked so use the 
 """
 
 import shutil
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -31,6 +32,7 @@ from firmware.service import (
 from firmware.sources import (
     DEMO_DIR,
     AwaitedCamera,
+    CameraLibraryMissing,
     DemoSource,
     FolderSource,
     NoCamera,
@@ -160,6 +162,17 @@ def test_a_mistyped_source_is_still_a_fault_not_an_awaited_camera(tmp_path, fact
                             source=str(tmp_path / "nosuch"))
     with pytest.raises(SourceSettingError):
         build_device(config, pin_factory=factory, detector=fake)
+
+
+def test_a_pi_camera_without_its_library_is_a_fault_not_an_awaited_camera(
+        tmp_path, factory, fake, monkeypatch):
+    """Only an install brings picamera2: trying again every 10 s all evening would help
+    nothing, so the fault page says how to reinstall. ``auto`` still replays the demo."""
+    monkeypatch.setitem(sys.modules, "picamera2", None)  # import fails
+    config = with_overrides(Config(), data_dir=str(tmp_path / "data"), source="picamera")
+    with pytest.raises(CameraLibraryMissing, match="python3-picamera2"):
+        build_device(config, pin_factory=factory, detector=fake)
+    assert isinstance(choose_source("auto"), DemoSource)
 
 
 def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):

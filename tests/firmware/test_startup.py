@@ -29,7 +29,7 @@ from companion.store import DamagedStore
 from companion.web.fault import STARTING, Fault, create_fault_app
 from firmware.config import Config, ConfigError, load_config, with_overrides
 from firmware.service import Buttons, ModelError, build_device, open_device_panel
-from firmware.sources import FolderSource, SourceError, SourceSettingError
+from firmware.sources import CameraLibraryMissing, FolderSource, SourceError, SourceSettingError
 from firmware.startup import Startup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,6 +158,9 @@ def test_a_settings_mistake_is_shown_and_read_again_on_the_next_try(tmp_path, fa
         # a mistyped --source: the fix is in the settings, not the ribbon cable
         (SourceSettingError("frame folder nosuch does not exist or is not a folder"),
          "--source): demo, picamera, webcam[:N] or a folder that exists"),
+        # --source picamera in a venv without picamera2: waiting for it helps nothing
+        (CameraLibraryMissing("picamera2 is not installed."),
+         "installation is incomplete: reinstall (cd ~/cubetower && sudo hardware/install.sh)"),
         (ModelError("cannot load the cube model: gone"), "reinstall"),
         (PermissionError(13, "Permission denied"), "data folder belongs"),
         (DamagedStore("the data file /d/cubetower.sqlite is damaged: file is not a database",
