@@ -409,6 +409,19 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def settle_seconds(text: str) -> float:
+    """``calibrate --wait``: 0-60 seconds. A camera's exposure settles within 5 s
+    (``PiCameraSource.SETTLE_FRAMES``); nan read no frame worth keeping, and 1e9 waited for
+    ever."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= seconds <= 60:  # False for nan too
+        raise argparse.ArgumentTypeError(f"{text}: from 0 to 60 seconds")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cubetower", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
@@ -442,7 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "camera)")
     calibrate.add_argument("--data-dir", help="where serve looks for empty.jpg")
     calibrate.add_argument("--config", type=Path, help="a TOML config file")
-    calibrate.add_argument("--wait", type=float, default=3.0, help="seconds to let exposure settle")
+    calibrate.add_argument("--wait", type=settle_seconds, default=3.0,
+                           help="seconds to let exposure settle (0-60)")
     calibrate.add_argument("--anyway", action="store_true",
                            help="keep the picture even if the camera sees cubes in it")
     calibrate.set_defaults(run=_calibrate)

@@ -37,6 +37,12 @@ MAX_PORT = 65535  # a TCP port is 16 bits: the OS would take 99999 as 99999 - 65
 # The counter reads no picture narrower or lower than this (vision.counter.MIN_SIDE, copied, not
 # imported: reading the settings must not load OpenCV; a test keeps the two the same).
 MIN_PICTURE_SIDE = 64
+# vision.counter.MAX_PIXELS: the counter refuses a larger picture (it would take more memory than
+# a Pi has), so a camera asked for one would fail every reading
+MAX_PICTURE_PIXELS = 64_000_000
+# the longest a still tray may be awaited before it is read: longer, and a drop is never read
+# while players wait (the panel's hold_time has the same bound)
+MAX_STILL_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -213,6 +219,12 @@ def check_camera(config: Config, where: str) -> None:
                 f"{where} [camera]: {name} must be at least {MIN_PICTURE_SIDE} pixels (the "
                 f"counter reads no smaller picture), got {size}"
             )
+    if camera.width * camera.height > MAX_PICTURE_PIXELS:
+        raise ConfigError(
+            f"{where} [camera]: width x height must be at most {MAX_PICTURE_PIXELS // 1_000_000} "
+            f"megapixels (the counter reads no larger picture; 1152 x 648 is plenty), got "
+            f"{camera.width} x {camera.height}"
+        )
     if camera.mains_hz not in (0, 50, 60):
         raise ConfigError(
             f"{where} [camera]: mains_hz must be 50, 60 or 0 (off), got {camera.mains_hz}"
@@ -244,10 +256,11 @@ def check_watcher(config: Config, where: str) -> None:
             f"{where} [watcher]: poll_seconds ({watcher.poll_seconds:g}) must be shorter than "
             f"stall_seconds ({watcher.stall_seconds:g})"
         )
-    if watcher.still_seconds < 0:
+    if not 0 <= watcher.still_seconds <= MAX_STILL_SECONDS:
         # how long the tray must be still before it is read; vision.settle refuses less than 0
         raise ConfigError(
-            f"{where} [watcher]: still_seconds must be 0 or more, got {watcher.still_seconds:g}"
+            f"{where} [watcher]: still_seconds must be 0-{MAX_STILL_SECONDS} (seconds), got "
+            f"{watcher.still_seconds:g}"
         )
 
 

@@ -159,6 +159,18 @@ def test_calibrate_with_a_missing_folder_is_a_clear_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("wait", "words"), [("-1", "from 0 to 60 seconds"),
+                                             ("nan", "from 0 to 60 seconds"),
+                                             ("1e9", "from 0 to 60 seconds"),
+                                             ("soon", "not a number of seconds")])
+def test_calibrate_waits_a_number_of_seconds_that_can_be(tmp_path, capsys, wait, words):
+    with pytest.raises(SystemExit) as ended:
+        main(["calibrate", "--source", str(tmp_path), f"--wait={wait}"])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --wait" in err and words in err
+
+
 @pytest.mark.parametrize("port", ["99999", "-5"])
 def test_serve_with_a_port_that_cannot_be_is_a_clear_error(tmp_path, capsys, port):
     assert main(["serve", "--source", "demo", "--data-dir", str(tmp_path),

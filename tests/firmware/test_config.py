@@ -160,7 +160,14 @@ def test_camera_settings_that_cannot_work_are_refused_at_start(tmp_path, text, m
             "[watcher]\npoll_seconds = 10\n",
             r"\[watcher\]: poll_seconds \(10\) must be shorter than stall_seconds \(10\)",
         ),
-        ("[watcher]\nstill_seconds = -1\n", r"\[watcher\]: still_seconds must be 0 or more"),
+        ("[watcher]\nstill_seconds = -1\n", r"\[watcher\]: still_seconds must be 0-60"),
+        # a drop would never be read while the players wait
+        ("[watcher]\nstill_seconds = 1e12\n", r"still_seconds must be 0-60 \(seconds\), "
+                                                 r"got 1e\+12"),
+        # every frame would be refused by the counter (and a Pi's memory would not hold it)
+        ("[camera]\nwidth = 100000000\n", r"width x height must be at most 64 megapixels.*"
+                                         r"got 100000000 x 648"),
+        ("[camera]\nwidth = 10000\nheight = 6401\n", "at most 64 megapixels"),
         ("[vision]\npicture_width = 0\n", r"\[vision\]: picture_width must be at least 1"),
         ("[vision]\npicture_width = -960\n", "picture_width must be at least 1.*got -960"),
         ("[camera]\ncapture_timeout_seconds = -1\n", "must be more than 0, got -1"),
@@ -182,6 +189,8 @@ def test_numbers_that_cannot_work_are_refused_at_start(tmp_path, text, message):
     "text",
     [
         "[camera]\nwidth = 64\nheight = 64\n",
+        "[camera]\nwidth = 10000\nheight = 6400\n",
+        "[watcher]\nstill_seconds = 60\n",
         "[watcher]\npoll_seconds = 0.01\nstill_seconds = 0\n",
         "[watcher]\npoll_seconds = 9.9\n",
         "[vision]\npicture_width = 1\n",
