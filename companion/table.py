@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -93,6 +94,19 @@ JOINERS = frozenset("\u200c\u200d")
 UNSEEN_IN_COMPARISON = JOINERS | frozenset(map(chr, range(0xFE00, 0xFE10)))
 
 
+# A subdivision flag (Scotland, Wales, Texas) is the black flag U+1F3F4 followed by tag
+# characters spelling the region's code (U+E0020-E007E; category Cf, invisible on their own) and
+# the cancel tag U+E007F (Unicode TS #51, emoji tag sequences). Only in that shape are tags
+# kept; anywhere else they hide text, like every other C* character. Unlike the joiners they
+# stay in comparisons: "gbsct" and "gbwls" are different flags.
+FLAG_TAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
+
+
+def _in_flag_tags(value: str) -> set[int]:
+    """The positions of the tag characters that make a subdivision flag in ``value``."""
+    return {i for m in FLAG_TAG_SEQUENCE.finditer(value) for i in range(m.start() + 1, m.end())}
+
+
 def _shows(ch: str) -> bool:
     """Whether ``ch`` leaves a mark of its own: not a control, format or space character
     (a combining mark does: it sits on the character before it)."""
@@ -102,15 +116,17 @@ def _shows(ch: str) -> bool:
 def _text(value: object, what: Msg, most: int) -> str:
     """Stripped text of at most ``most`` characters, without control or invisible format
     characters (which would make two names look alike or break a screen's layout), except a
-    joiner between two visible characters (``JOINERS``)."""
+    joiner between two visible characters (``JOINERS``) and the tags of a subdivision flag
+    (``FLAG_TAG_SEQUENCE``)."""
     if not isinstance(value, str):
         raise TableError("{what} must be a text", what=what)
     value = value.strip()
     if len(value) > most:
         raise TableError("{what} is at most {most} characters: {value}...", what=what, most=most,
                          value=repr(value[:most]))
+    flag_tags = _in_flag_tags(value)
     for i, ch in enumerate(value):
-        if unicodedata.category(ch)[0] != "C":
+        if unicodedata.category(ch)[0] != "C" or i in flag_tags:
             continue
         if ch in JOINERS and 0 < i < len(value) - 1 and _shows(value[i - 1]) \
                 and _shows(value[i + 1]):

@@ -165,6 +165,11 @@ def test_a_wrong_method_says_which_ones_are_allowed(parts):
         (["Ada", "B\u200d\u200den"], "control or invisible character"),
         (["Ada", "Ben \u200dX"], "control or invisible character"),
         (["Ada", "\U0001f3f4\u200d \u2620"], "control or invisible character"),
+        # tag characters only as a flag's: after the black flag, ended by the cancel tag
+        (["Ada", "Ben\U000e0067\U000e0062\U000e007f"], "control or invisible character"),
+        (["Ada", "\U0001f3f4\U000e0067\U000e0062"], "control or invisible character"),
+        (["Ada", "\U0001f3f4\U000e007f"], "control or invisible character"),
+        (["Ada", "\U0001f3f4\U000e0067\U000e007f\U000e007f"], "control or invisible character"),
         # nothing for the marks to sit on
         (["Ada", "\u0301\u0301"], "only accents or marks"),
         (["Ada", "\ufe0f"], "only accents or marks"),
@@ -201,6 +206,9 @@ def test_names_are_kept_as_typed_without_the_blanks(parts):
         ["\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0915\u094d\u200d\u0937"],
         ["\u2764\ufe0f", "1\ufe0f\u20e3"],  # a variation selector (Mn), a keycap (Me)
         ["Zoe\u0301", "\U0001f441\ufe0f\u200d\U0001f5e8\ufe0f"],  # a mark before a ZWJ
+        # subdivision flags: Scotland and Wales are different names
+        ["\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+         "\U0001f3f4\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f Ben"],
     ],
 )
 def test_names_with_joiners_and_marks_in_their_place_are_kept(parts, players):
