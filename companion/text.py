@@ -108,3 +108,9 @@ def _value_from_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_value_from_json(v) for v in value]
     return value
+
+
+def said_by(exc: BaseException) -> Msg | str:
+    """What an exception says: its ``Msg`` when it was raised with one (said in each phone's
+    language), else its text as it is (a library's own words)."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], Msg) else str(exc)

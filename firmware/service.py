@@ -365,7 +365,8 @@ class Device:
         after it fixed its exposure (and what it fixed)."""
         frame = self.watcher.last_frame
         if frame is None:
-            raise CalibrationError("no picture from the camera yet; wait a moment and try again")
+            raise CalibrationError(Msg("no picture from the camera yet; wait a moment and try "
+                                       "again"))
         held = self._hold_exposure()
         if held is not None:
             frame = self._frame_since(time.time() + self.LOCK_SETTLE_SECONDS)
@@ -377,7 +378,8 @@ class Device:
         try:
             held = self.source.lock_exposure()
         except FrameError as exc:
-            raise CalibrationError(f"the camera could not fix its exposure: {exc}") from exc
+            raise CalibrationError(Msg("the camera could not fix its exposure: {reason}",
+                                       reason=str(exc))) from exc
         if held is not None:
             self.session.set_camera_lock(held)
         return held
@@ -390,7 +392,8 @@ class Device:
             if frame is not None and frame.captured_at >= moment:
                 return frame
             time.sleep(0.05)
-        raise CalibrationError("the camera gave no picture after fixing its exposure; try again")
+        raise CalibrationError(Msg("the camera gave no picture after fixing its exposure; try "
+                                   "again"))
 
     def _use_as_empty(self, image: np.ndarray) -> Path:
         path = self.config.data_path / "empty.jpg"
@@ -430,7 +433,8 @@ class Device:
         """Tray corners tapped on the camera's picture (None: find the tray automatically)."""
         frame = self.watcher.last_frame
         if frame is None:
-            raise CalibrationError("no picture from the camera yet; wait a moment and try again")
+            raise CalibrationError(Msg("no picture from the camera yet; wait a moment and try "
+                                       "again"))
         height, width = frame.image.shape[:2]
         corners = None if value is None else parse_corners(value, (width, height))
         result = self.session.set_corners(corners, frame.image)

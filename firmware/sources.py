@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.text import Msg, said_by
 from firmware.frames import (
     CAPTURE_SIZE,
     CameraLibraryMissing,
@@ -122,10 +123,11 @@ class FolderSource(FrameSource):
         newest = self._newest()
         if newest is None and self._cached is not None:
             # it gave pictures: one that stops is a camera that stopped, not a tray to wait for
-            raise FrameError(f"the frame folder {self.folder} holds no picture any more (the "
-                             f"last was {self._cached[1].label})")
+            raise FrameError(Msg("the frame folder {folder} holds no picture any more (the last "
+                                 "was {last})", folder=str(self.folder),
+                                 last=self._cached[1].label))
         if newest is None:
-            raise NoFrameYet(f"no image in {self.folder} yet")
+            raise NoFrameYet(Msg("no image in {folder} yet", folder=str(self.folder)))
         # The stat that found it a regular file also keys the frame: no second stat, so no
         # second chance to meet an entry that cannot be stat'ed, or a FIFO put in its place.
         path, info = newest
@@ -217,7 +219,7 @@ class AwaitedCamera(FrameSource):
     def __init__(self, open_camera: Callable[[], FrameSource], why: SourceError, *,
                  retry_seconds: float = 10.0, clock: Callable[[], float] = time.monotonic):
         self._open = open_camera
-        self._why = str(why)
+        self._why: Msg | str = said_by(why)
         self._retry_seconds = retry_seconds
         self._clock = clock
         self._retry_at = clock() + retry_seconds
@@ -237,15 +239,16 @@ class AwaitedCamera(FrameSource):
             try:
                 camera = self._open()
             except SourceError as exc:
-                self._why = str(exc)
+                self._why = said_by(exc)
                 self._retry_at = self._clock() + self._retry_seconds
             else:
                 camera.use_exposure_lock(self._lock)
                 log.info("the camera opened after all: %s", camera.name)
                 self._camera = camera
         if self._camera is None:
-            raise FrameError(f"{self._why} (tried again every {self._retry_seconds:.0f} s; the "
-                             "game goes on with counts typed in)")
+            raise FrameError(Msg("{why} (tried again every {seconds} s; the game goes on with "
+                                 "counts typed in)", why=self._why,
+                                 seconds=f"{self._retry_seconds:.0f}"))
         return self._camera.read()
 
     def lock_exposure(self) -> dict | None:

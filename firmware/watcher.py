@@ -21,6 +21,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from companion.store import StoreError
+from companion.text import Msg, said_by
 from firmware.sources import Frame, FrameError, FrameSource, NoFrameYet
 from vision import VisionError
 from vision.settle import SettleDetector
@@ -43,7 +44,8 @@ class Sink(Protocol):
 
     def publish_error(self, frame_id: str, message: str) -> dict: ...
 
-    def set_status(self, state: str, message: str = "", source: str | None = None) -> None: ...
+    def set_status(self, state: str, message: str | Msg = "",
+                   source: str | None = None) -> None: ...
 
 
 class Trigger(Protocol):
@@ -153,10 +155,10 @@ class TrayWatcher:
         try:
             frame = self.source.read()
         except NoFrameYet as exc:
-            self.sink.set_status("waiting", str(exc), source=self.source.name)
+            self.sink.set_status("waiting", said_by(exc), source=self.source.name)
             return False
         except FrameError as exc:
-            return self._frame_error(str(exc))
+            return self._frame_error(said_by(exc))
         self._last_error = None
         self._last_picture_at = now
         self.last_frame = frame
@@ -221,9 +223,11 @@ class TrayWatcher:
 
     SAVE_AGAIN_SECONDS = 5.0
 
-    def _frame_error(self, message: str) -> bool:
-        """Say once per distinct problem; a camera that stays away must not flood the log."""
-        self.sink.set_status("error", message, source=self.source.name)
+    def _frame_error(self, said: Msg | str) -> bool:
+        """Say once per distinct problem; a camera that stays away must not flood the log. A
+        ``Msg`` is said on each phone in its language; the log and health keep the English."""
+        self.sink.set_status("error", said, source=self.source.name)
+        message = str(said)
         if message == self._last_error:
             return False
         log.warning("camera problem: %s", message)

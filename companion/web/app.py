@@ -22,7 +22,7 @@ from companion.i18n import Catalogue, load_catalogues
 from companion.i18n.web import Localizer, install
 from companion.store import NotSaved
 from companion.table import GameTable
-from companion.text import Msg
+from companion.text import Msg, said_by
 from companion.tray import TrayBoard, empty_tray_body
 from companion.web.access import AccessPolicy, install_access
 from companion.web.game_api import confirmation_needed, game_blueprint
@@ -49,11 +49,6 @@ class DeviceHooks:
     calibration_status: Callable[[], dict] | None = None
     # {"ok": bool, ...}: whether the camera delivers; not ok makes /api/health answer 503
     health: Callable[[], dict] | None = None
-
-
-def _device_error(exc: Exception) -> Msg | str:
-    """A device hook's refusal: a ``Msg`` when it raised one, else its text as it is."""
-    return exc.args[0] if exc.args and isinstance(exc.args[0], Msg) else str(exc)
 
 
 NO_CAMERA = Msg("this device has no camera to calibrate")
@@ -155,7 +150,7 @@ def create_app(
         try:
             return jsonify(hooks.calibrate_empty(confirmed))
         except RuntimeError as exc:
-            return jsonify(error=_device_error(exc), kind=type(exc).__name__), 409
+            return jsonify(error=said_by(exc), kind=type(exc).__name__), 409
 
     @app.get("/api/calibration")
     def api_calibration():
@@ -179,9 +174,9 @@ def create_app(
         try:
             return jsonify(hooks.set_corners(body["corners"]))
         except ValueError as exc:
-            return jsonify(error=_device_error(exc), kind=type(exc).__name__), 400
+            return jsonify(error=said_by(exc), kind=type(exc).__name__), 400
         except RuntimeError as exc:
-            return jsonify(error=_device_error(exc), kind=type(exc).__name__), 409
+            return jsonify(error=said_by(exc), kind=type(exc).__name__), 409
 
     @app.get("/api/camera/picture.jpg")
     def api_camera_picture():

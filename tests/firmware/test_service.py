@@ -150,6 +150,10 @@ def test_a_camera_that_will_not_open_at_start_leaves_the_game_playable(
         client = playing(device.app().test_client(), device.table_code)
         status = device.board.status()
         assert status["state"] == "error" and "would not start" in status["message"]
+        # a German phone reads our words in German (the camera library's own words as they are)
+        german = client.get("/api/status", headers={"Accept-Language": "de-DE,de;q=0.9"})
+        said = german.get_json()["message"]
+        assert "would not start" in said and "alle 10 s neu versucht" in said, said
         assert client.get("/api/health").status_code == 503
         game = client.post("/api/game", json={"players": ["Eva", "Finn"]})
         assert game.status_code == 201
@@ -401,6 +405,19 @@ def test_a_press_that_works_ends_an_earlier_refusal(device):
     next_button.drive_high()
     assert device.table.snapshot()["history"][-1]["type"] == "setup_drop_read"
     assert device.panel.status != "refused" and device.board.status()["state"] != "refused"
+
+
+def test_calibrating_before_any_picture_is_refused_in_the_phones_language(device):
+    device, _, _ = device
+    client = playing(device.app().test_client(), device.table_code)
+    german = {"Accept-Language": "de-DE,de;q=0.9"}
+    for path, body in (("/api/calibrate/empty", None), ("/api/calibrate/corners",
+                                                        {"corners": None})):
+        refused = client.post(path, json=body, headers=german)
+        assert refused.status_code == 409
+        assert refused.get_json()["error"].startswith("noch kein Bild von der Kamera; wartet")
+    refused = client.post("/api/calibrate/empty")
+    assert refused.get_json()["error"].startswith("no picture from the camera yet; wait")
 
 
 def test_calibrating_saves_the_current_frame_as_the_empty_tray(device):
@@ -694,7 +711,11 @@ def test_a_deleted_frame_folder_is_said_once_and_fails_the_health_check(device, 
     assert status["state"] == "error" and "is gone" in status["message"]
     health = client.get("/api/health")
     assert health.status_code == 503 and "is gone" in health.get_json()["camera"]["problem"]
-    frames.mkdir()  # back: the camera is well again
-    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")
+    frames.mkdir()  # there again, but emptied: a camera that stopped, said in each language
+    device.watcher.step()
+    german = client.get("/api/status", headers={"Accept-Language": "de-DE,de;q=0.9"})
+    assert "enthält kein Bild mehr" in german.get_json()["message"]
+    assert "holds no picture any more" in device.board.status()["message"]
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "b.jpg")  # back: the camera is well again
     device.watcher.step()
     assert client.get("/api/health").status_code == 200
