@@ -457,6 +457,34 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     phone.close()
 
 
+def test_a_half_typed_correction_survives_another_phones_move(served, browser):
+    """The history is drawn anew on every change: a correction being typed on one phone must
+    not vanish, with what was typed, when another player takes their turn meanwhile; once
+    another phone has corrected that same reading, the form (begun from the old counts) goes."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    target = snap["seq"]
+    phone = Phone(browser, url, device.table_code.value, view="history")
+    phone.wait_seq(target)
+    line = phone.locator(f"#game-log li[data-n='{target}']")
+    line.locator("button.correct").click()
+    line.locator(".counts-form input[data-colour='white']").fill("2")
+
+    snap = device.table.command(snap["id"], snap["seq"],
+                                {"type": "action", "player": "Ada", "choice": "gold"})
+    phone.wait_seq(snap["seq"])
+    form = phone.locator(f"#game-log li[data-n='{target}'] .counts-form")
+    assert form.count() == 1
+    assert form.locator("input[data-colour='white']").input_value() == "2"
+    assert form.locator("input[data-colour='blue']").input_value() == "3"
+
+    snap = device.table.command(snap["id"], snap["seq"], {
+        "type": "tray_corrected", "target": target, "tray": {"blue": 4, "white": 1}})
+    phone.wait_seq(snap["seq"])
+    assert phone.locator(f"#game-log li[data-n='{target}'] .counts-form").count() == 0
+    phone.close()
+
+
 def test_a_count_that_is_no_count_is_named_and_not_sent(served, browser):
     """A phone whose browser lets "-2" through (no number checks) is told, and nothing is
     written: the page must not turn it into 0 and correct the reading to that. Nor a typo the

@@ -765,8 +765,12 @@ window.CT = window.CT || {};
     }
   }
 
+  // A half-typed correction stays open, with what was typed, when another phone changes the
+  // game (the list is drawn anew on every change); not once another phone has corrected that
+  // same reading (its key names the counts the form started from), as for a player's sheet.
   function renderLog(game) {
     const list = $("game-log");
+    const kept = keptForms(list);
     const items = [...game.history].reverse().map((h) => {
       const text = el(h.in_force ? "span" : "s", { class: "text", text: h.text });
       const li = el("li", { value: h.n, class: h.in_force ? "" : "undone", dataset: { n: h.n, type: h.type } }, text,
@@ -774,16 +778,19 @@ window.CT = window.CT || {};
       if (!h.in_force) li.title = t("undone");
       if (READINGS.includes(h.type) && h.in_force) {
         const holder = el("div", { class: "form-holder" });
+        const keep = `correct|${h.n}|${JSON.stringify(h.tray)}`;
         li.append(" ", el("button", {
           type: "button", class: "secondary small correct", "aria-label": t("Correct reading #{n}", { n: h.n }), text: t("Correct"),
-          onclick: () => openIn(holder, CT.countsForm(h.tray, t("Correct reading #{n}", { n: h.n }),
+          dataset: { opens: keep },
+          onclick: () => openIn(holder, keeping(keep, CT.countsForm(h.tray, t("Correct reading #{n}", { n: h.n }),
             (counts, button) => send({ type: "tray_corrected", target: h.n, tray: counts }, button),
-            () => holder.replaceChildren(), h.bounds)),
+            () => holder.replaceChildren(), h.bounds))),
         }), holder);
       }
       return li;
     });
     list.replaceChildren(...items);
+    restoreKept(list, kept);
   }
 
   // --- render ------------------------------------------------------------------------------------
