@@ -293,6 +293,9 @@ class Device:
     thread: threading.Thread | None = None
     # the picture (and exposure held) calibrate_empty last asked about: what a yes keeps
     asked_empty: tuple[Frame, dict | None] | None = field(default=None, repr=False)
+    # the latest confirmed drop's (game, event number) and the frame it was confirmed on: a
+    # correction of it while that frame is still the tray's teaches the corrected counts
+    _drop_frame: tuple[tuple, object] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.streams is None:
@@ -459,9 +462,33 @@ class Device:
             elif latest["type"] in CONFIRMED_DROPS and latest.get("in_force", True):
                 frame = self.watcher.read_frame.last_read
                 if frame is not None:
-                    self.session.learn(frame, latest["tray"], self.watcher.read_frame.reference)
+                    tag = (snapshot.get("id"), latest["n"])
+                    self._drop_frame = (tag, frame)
+                    self.session.learn(frame, latest["tray"], self.watcher.read_frame.reference,
+                                       tag=tag)
+            elif latest["type"] in ("tray_corrected", "undo"):
+                self._relearn(snapshot.get("id"), history, latest)
         except Exception:  # the game's command has landed; calibration is a bonus
             log.exception("could not learn from the confirmed drop")
+
+    def _relearn(self, game_id, history: list[dict], latest: dict) -> None:
+        """A correction or undo (or redo) changed what a confirmed drop held: what it taught is
+        taken back, and while the tray still holds that drop it teaches its counts as they
+        stand now (a misread confirmed and corrected at once must not teach the misreading)."""
+        by_n = {h["n"]: h for h in history}
+        line, seen = latest, set()
+        while line is not None and line["type"] in ("tray_corrected", "undo") \
+                and line["n"] not in seen:
+            seen.add(line["n"])
+            line = by_n.get(line.get("target"))
+        if line is None or line["type"] not in CONFIRMED_DROPS:
+            return
+        tag = (game_id, line["n"])
+        self.session.unlearn(tag)
+        kept = self._drop_frame
+        if (line["in_force"] and kept is not None and kept[0] == tag
+                and kept[1] is self.watcher.read_frame.last_read):
+            self.session.learn(kept[1], line["tray"], self.watcher.read_frame.reference, tag=tag)
 
     def app(self):
         hooks = DeviceHooks(

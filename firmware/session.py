@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 # Tray events whose counts the players confirmed for the picture in the tray right now.
 CONFIRMED_DROPS = ("setup_drop_read", "tray_read", "bump_read")
+TAUGHT_KEPT = 64  # the latest drops whose taught colours a correction can still take back
 
 
 class CornersError(ValueError):
@@ -78,6 +79,9 @@ class SessionCalibration:
         self._lock = threading.Lock()
         self._calibration = Calibration()
         self.learned_from = 0  # confirmed drops the colours were learned from
+        # a drop's tag (its game and event number) -> the samples it taught, while this runs:
+        # a correction or undo of that drop takes them back (``unlearn``)
+        self._taught: dict = {}
         self._camera_lock: dict | None = None  # the source's lock_exposure() at calibration
         self._load()
 
@@ -122,9 +126,10 @@ class SessionCalibration:
         log.info("tray corners %s", "set by hand" if corners else "found automatically again")
         return {**self.status(), "cubes_seen": reading.total}
 
-    def learn(self, frame: np.ndarray, counts: dict[str, int], reference) -> bool:
+    def learn(self, frame: np.ndarray, counts: dict[str, int], reference, tag=None) -> bool:
         """Learn the colours from a drop the players confirmed; False when it is no good for it
-        (too few colours, or the counter finds another number of cubes than confirmed)."""
+        (too few colours, or the counter finds another number of cubes than confirmed).
+        ``tag`` names the drop, so that ``unlearn(tag)`` can take back what it taught."""
         with self._lock:
             current = self._calibration
         try:
@@ -138,8 +143,31 @@ class SessionCalibration:
             # the corners as they are now (a player may have tapped them meanwhile)
             self._calibration = Calibration(self._calibration.corners, learned.samples)
             self.learned_from += 1
+            if tag is not None:
+                cubes = sum(int(n) for n in counts.values())
+                self._taught[tag] = learned.samples[-cubes:] if cubes else []
+                while len(self._taught) > TAUGHT_KEPT:
+                    del self._taught[next(iter(self._taught))]
             self._save()
         log.info("colours learned from a confirmed drop (%d so far)", self.learned_from)
+        return True
+
+    def unlearn(self, tag) -> bool:
+        """Take back the colours the drop ``tag`` taught: the players corrected or undid it, so
+        its cubes were named wrongly (a cube read as yellow and confirmed so, then corrected to
+        white, would go on teaching yellow). False when it taught nothing in this run."""
+        with self._lock:
+            taught = self._taught.pop(tag, None)
+            if taught is None:
+                return False
+            left = list(self._calibration.samples)
+            for sample in taught:
+                if sample in left:  # not when pushed out since by newer drops' cubes
+                    left.remove(sample)
+            self._calibration = Calibration(self._calibration.corners, left)
+            self.learned_from = max(0, self.learned_from - 1)
+            self._save()
+        log.info("colours taught by a drop the players corrected or undid taken back")
         return True
 
     def forget_colours(self) -> None:
@@ -149,6 +177,7 @@ class SessionCalibration:
                 return
             self._calibration = Calibration(self._calibration.corners, [])
             self.learned_from = 0
+            self._taught.clear()
             self._save()
 
     def _load(self) -> None:

@@ -247,3 +247,40 @@ def test_a_held_exposure_that_is_not_a_table_is_ignored(tmp_path, fake):
     path = tmp_path / "calibration.json"
     path.write_text('{"calibration": {}, "camera_lock": [1, 2]}')
     assert SessionCalibration(path, fake).camera_lock is None
+
+
+def test_a_drop_corrected_while_in_the_tray_teaches_its_corrected_colours(device):
+    """Players confirm the camera's reading, then see a cube misnamed and correct it: the
+    misreading must not stay taught (the next drop's whitish cube would go on being yellow)."""
+    device, frames = device
+    snap = device.table.new_game(["Ann", "Bob"])
+    _read(device, frames, "drop06.jpg")
+    snap = device.table.confirm_tray(demo_counts("drop06.jpg"))  # as read: whites as yellow
+    drop = snap["seq"]
+    assert device.session.status()["colours_learned_from"] == 1
+    device.table.command(snap["id"], snap["seq"],
+                         {"type": "tray_corrected", "target": drop, "tray": DROP06})
+    assert device.session.status()["colours_learned_from"] == 1
+    assert sorted(COLOURS[y] for _, y, _ in device.session.calibration.samples) == sorted(
+        c for c, n in DROP06.items() for _ in range(n))
+    _read(device, frames, "drop04.jpg")
+    assert device.board.latest()["counts"] == {**DROP04, "yellow": 0, "white": 1}
+
+
+def test_an_undone_drop_or_one_corrected_after_the_tray_changed_unteaches(device):
+    device, frames = device
+    snap = device.table.new_game(["Ann", "Bob"])
+    _read(device, frames, "drop06.jpg")
+    snap = device.table.confirm_tray(demo_counts("drop06.jpg"))
+    drop = snap["seq"]
+    snap = device.table.command(snap["id"], snap["seq"], {"type": "undo"})
+    assert device.session.status()["colours_learned_from"] == 0
+    assert device.session.calibration.samples == []
+    snap = device.table.command(snap["id"], snap["seq"], {"type": "undo", "redo": True})
+    assert device.session.status()["colours_learned_from"] == 1  # the same tray, taught again
+
+    _read(device, frames, "empty.jpg")  # the tray is cleared: the drop's picture is gone
+    device.table.command(snap["id"], snap["seq"],
+                         {"type": "tray_corrected", "target": drop, "tray": DROP06})
+    assert device.session.status()["colours_learned_from"] == 0
+    assert device.session.calibration.samples == []
