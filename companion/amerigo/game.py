@@ -12,7 +12,7 @@ from typing import Any
 
 from ..text import Msg
 from . import words
-from .errors import RulesError
+from .errors import NothingToUndo, RulesError
 from .events import describe, parse_event
 from .scoring import score_sheet
 from .settings import Settings
@@ -67,6 +67,8 @@ class Game:
         (``GameState.strict``).
         """
         e = parse_event(raw)
+        if strict and e["type"] == "tray_corrected":
+            self._refuse_unchanged(e)
         if e["type"] == "undo" and "target" not in e:
             active = [*list(self._res.active), True]
             t = _undo_target([*self._events, e], active, self._res.targets, len(self._events), e)
@@ -85,6 +87,17 @@ class Game:
         self._events.append(e)
         self._state, self._res = state, res
         return out
+
+    def _refuse_unchanged(self, e: dict) -> None:
+        """A correction to the counts the reading already holds would only add a line that says
+        "corrected" and an undo step (a Correct form sent without a change)."""
+        t = e["target"] - 1
+        if not (0 <= t < len(self._events) and self._res.active[t]
+                and self._events[t]["type"] in READINGS):
+            return  # the fold says what is wrong with it
+        if self._res.corrected.get(t, self._events[t]["tray"]) == e["tray"]:
+            raise NothingToUndo("reading #{target} already says {cubes}: nothing to correct",
+                                target=e["target"], cubes=words.counts(e["tray"]))
 
     def copy(self) -> Game:
         """A game that can take a command without changing this one (``apply`` never changes a

@@ -90,6 +90,28 @@ def test_correcting_an_earlier_tray_reading():
     assert player(g, "red")["cannons"] == 4
 
 
+def test_a_correction_to_the_counts_in_force_is_refused():
+    """A Correct form sent without a change would only add a "corrected" line and an undo
+    step; a correction back to the camera's counts, while another correction is in force, is a
+    change and is taken."""
+    g = new_game()
+    n = len(g.events) + 1
+    read(g, blue=4, black=2)
+    seq = len(g.events)
+    with pytest.raises(NothingToUndo, match=rf"^reading #{n} already says 4 blue, 2 black"):
+        g.command({"type": "tray_corrected", "target": n, "tray": counts(blue=4, black=2)})
+    assert len(g.events) == seq
+    g.command({"type": "tray_corrected", "target": n, "tray": counts(blue=5, black=2)})
+    with pytest.raises(NothingToUndo, match="nothing to correct"):
+        g.command({"type": "tray_corrected", "target": n, "tray": counts(blue=5, black=2)})
+    g.command({"type": "tray_corrected", "target": n, "tray": counts(blue=4, black=2)})
+    assert g.state_dict()["cubes"]["action_space"]["blue"] == 4
+    # a stored log holding such a correction still loads (written before this check)
+    same = [*g.events, {"v": 1, "type": "tray_corrected", "target": n,
+                        "tray": counts(blue=4, black=2)}]
+    assert Game.from_events(same).state_dict()["cubes"]["action_space"]["blue"] == 4
+
+
 def test_from_events_rebuilds_the_same_state():
     g = new_game()
     read(g, blue=4, black=2)
