@@ -846,6 +846,14 @@ window.CT = window.CT || {};
     }
   }
 
+  // The title is a live region: a screen reader says it whenever its text node is replaced, even
+  // by the same words. Every update of the game (another phone cashing a chest) would say
+  // "Ada's turn" again; only a new title is said.
+  function setTitle(text) {
+    const title = $("now-title");
+    if (title.textContent !== text) title.textContent = text;
+  }
+
   // force: show this game even if it looks no newer (the server's answer to a conflict, or
   // the snapshot of a new connection, which may follow a restart that lost the last event)
   function render(game, force) {
@@ -868,7 +876,7 @@ window.CT = window.CT || {};
     if (noGame) {
       if (CT.onGameShown) CT.onGameShown(game, previous);
       $("game-title").textContent = "";
-      $("now-title").textContent = t("New game");
+      setTitle(t("New game"));
       if (shownKey !== "none") $("now-body").replaceChildren(newGameForm(null));
       shownKey = "none";
       return;
@@ -877,7 +885,7 @@ window.CT = window.CT || {};
     $("game-title").textContent = [state.name, state.round ? t("round {n}", { n: state.round }) : "",
       state.phase ? t("{colour} phase", { colour: colourName(state.phase) }) : ""]
       .filter(Boolean).join(" · ");
-    $("now-title").textContent = nowTitle(state);
+    setTitle(nowTitle(state));
     // Each part is drawn anew only when what it shows changed (``force`` only lets a snapshot
     // through, e.g. on reconnecting): a half-filled form must survive a Wi-Fi blip. An open
     // action form still on offer is opened again with what was typed.
