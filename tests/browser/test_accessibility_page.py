@@ -3,6 +3,7 @@ vision: accessible names, live regions that speak once, contrast, tap targets, r
 
 import pytest
 from test_game_page import Phone, to_actions
+from test_language import open_phone, wait_title
 
 pytestmark = pytest.mark.browser
 
@@ -28,3 +29,17 @@ def test_the_live_title_speaks_only_when_it_changes(served, browser):
     phone.wait_title("Ben's turn")
     assert phone.evaluate("() => window.said") == ["Ben's turn"]
     phone.close()
+
+
+def test_a_sheets_tick_boxes_name_the_good_in_the_phones_language(served, browser):
+    url, _, device = served
+    device.table.new_game(["Ada", "Ben"], "Test")
+    context, page, errors = open_phone(browser, url, "de", device.table_code.value)
+    wait_title(page, "Spiel aufbauen")
+    boxes = page.locator("#now-body input.sheet-good")
+    assert boxes.count() == 10
+    assert page.get_by_role("checkbox", name="das Tableau von Ada zeigt Baumwolle").count() == 1
+    assert page.get_by_role("checkbox", name="das Tableau von Ben zeigt Kaffee").count() == 1
+    assert page.get_by_role("checkbox", name="das Tableau von Ada zeigt cotton").count() == 0
+    assert errors == []
+    context.close()

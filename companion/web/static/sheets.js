@@ -34,7 +34,8 @@ window.CT = window.CT || {};
     const entered = player.sheet_goods;
     const boxes = goods.map((good) => el("input", {
       type: "checkbox", value: good, class: "sheet-good", checked: !!(entered && entered.includes(good)),
-      "aria-label": t("{player}'s sheet prints {good}", { player: player.name, good }),
+      // the good in the phone's language, as beside the box ("Baumwolle", not "cotton")
+      "aria-label": t("{player}'s sheet prints {good}", { player: player.name, good: CT.goodName(good) }),
     }));
     const save = el("button", {
       type: "submit", class: "cmd secondary save-sheet",
