@@ -2,10 +2,45 @@
 vision: accessible names, live regions that speak once, contrast, tap targets, reflow."""
 
 import pytest
-from test_game_page import Phone, to_actions
+from test_game_page import SETUP_DROP, Phone, to_actions
 from test_language import open_phone, wait_title
 
 pytestmark = pytest.mark.browser
+
+# The WCAG contrast ratio of an element's text against what is behind it, from computed styles:
+# the backgrounds of the element and its ancestors laid over white, and each ancestor's opacity
+# fading its whole box (text and background) into what is behind it.
+CONTRAST = r"""
+(el) => {
+  const rgba = (s) => {
+    const m = s.match(/[\d.]+/g).map(Number);
+    return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1];
+  };
+  const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
+  const chain = [];
+  for (let n = el; n && n.nodeType === 1; n = n.parentElement) chain.unshift(n);
+  let bg = [255, 255, 255];
+  const fades = [];
+  for (const n of chain) {
+    const style = getComputedStyle(n);
+    const o = Number(style.opacity);
+    if (o < 1) fades.push([o, bg]);
+    bg = over(rgba(style.backgroundColor), bg);
+  }
+  let fg = over(rgba(getComputedStyle(el).color), bg);
+  for (const [o, behind] of fades.reverse()) {
+    fg = fg.map((c, i) => c * o + behind[i] * (1 - o));
+    bg = bg.map((c, i) => c * o + behind[i] * (1 - o));
+  }
+  const lum = (c) => {
+    const v = c.map((x) => x / 255)
+      .map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+  };
+  const [a, b] = [lum(fg), lum(bg)];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}
+"""
 
 
 def test_the_live_title_speaks_only_when_it_changes(served, browser):
@@ -43,3 +78,31 @@ def test_a_sheets_tick_boxes_name_the_good_in_the_phones_language(served, browse
     assert page.get_by_role("checkbox", name="das Tableau von Ada zeigt cotton").count() == 0
     assert errors == []
     context.close()
+
+
+def test_faded_rows_and_done_players_are_still_readable(served, browser):
+    # a colour with no cube (the tray card, inside the tower) and a player who has acted are
+    # shown fainter, but their words keep WCAG AA's 4.5:1 (opacity had made them 3.2:1 and 4:1)
+    url, _, device = served
+    snap = device.table.new_game(["Ada", "Ben", "Cleo"], "Test")
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2},
+                    {"type": "tray_read", "tray": {"blue": 3, "white": 1, "red": 2}},  # no red left
+                    {"type": "action", "player": "Ada", "choice": "gold"}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    assert snap["state"]["cubes"]["tower"]["red"] == 0
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ben's turn")
+    faded = {
+        "table": ["#tower tr.zero th", "#tower tr.zero td", ".phase-order li.done"],
+        "device": [".count.zero .name", ".count.zero .n"],
+    }
+    for view, selectors in faded.items():
+        phone.click(f"#views a[data-view='{view}']")
+        for selector in selectors:
+            texts = phone.locator(selector)
+            assert texts.count() > 0, selector
+            for i in range(texts.count()):
+                ratio = texts.nth(i).evaluate(CONTRAST)
+                assert ratio >= 4.5, (selector, texts.nth(i).text_content(), round(ratio, 2))
+    phone.close()
