@@ -106,3 +106,33 @@ def test_faded_rows_and_done_players_are_still_readable(served, browser):
                 ratio = texts.nth(i).evaluate(CONTRAST)
                 assert ratio >= 4.5, (selector, texts.nth(i).text_content(), round(ratio, 2))
     phone.close()
+
+
+SIZES = "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])"
+
+
+def test_the_small_buttons_are_a_fingers_size(served, browser):
+    # about 44 x 44 CSS px: the bump button on the Table card and a reading's Correct in the
+    # history (both were 38 px high), a row's ✕ in an action form (it was 15 px wide)
+    url, _, device = served
+    snap = device.table.new_game(["Ada", "Ben", "Cleo"], "Test")
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Phase blue (round 1): drop the cubes")
+    sizes = {"bump": phone.locator("#now-body button.bump").evaluate_all(SIZES)}
+    phone.click("#views a[data-view='history']")
+    sizes["correct"] = phone.locator("#game-log button.correct").evaluate_all(SIZES)
+    snap = device.table.command(snap["id"], snap["seq"],
+                                {"type": "tray_read", "tray": {"blue": 3, "white": 1}})
+    phone.click("#views a[data-view='table']")
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='blue']")
+    phone.click(".action-form button.add")
+    sizes["remove"] = phone.locator(".action-form button.remove").evaluate_all(SIZES)
+    assert [len(found) for found in sizes.values()] == [1, 1, 2]
+    for name, found in sizes.items():
+        for width, height in found:
+            assert width >= 44 and height >= 44, (name, width, height)
+    phone.close()
