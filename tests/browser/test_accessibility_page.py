@@ -136,3 +136,48 @@ def test_the_small_buttons_are_a_fingers_size(served, browser):
         for width, height in found:
             assert width >= 44 and height >= 44, (name, width, height)
     phone.close()
+
+
+# What reaches past the phone's edge, outside a box that scrolls on its own (.scroll: the tables)
+PAST_THE_EDGE = """() => [...document.querySelectorAll('body *')]
+    .filter((e) => e.getClientRects().length && !e.closest('.scroll'))
+    .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+    .map((e) => `${e.tagName}.${e.className}: ${e.textContent.trim().slice(0, 30)}`)"""
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_page_fits_the_phone_at_twice_the_text_size(served, browser, lang):
+    # the phone's text size at 200 % (its browser's default font size, as a reader sets it): the
+    # page follows it, nothing goes past the 390 px screen's edge (the tower table did), all four
+    # views stay on the bottom bar (the fourth went off it), and the header no longer sticks at
+    # the top taking 40 % of the screen
+    url, _, device = served
+    to_actions(device.table, ("Ada", "Benedikt", "Cleopatra", "Dan"))
+    context, page, errors = open_phone(browser, url, lang, device.table_code.value)
+    context.new_cdp_session(page).send("Page.setFontSizes",
+                                       {"fontSizes": {"standard": 32, "fixed": 26}})
+    page.reload()
+    page.wait_for_function("() => document.body.dataset.stage === 'actions'")
+    assert page.evaluate("() => getComputedStyle(document.body).fontSize") == "32px"
+    for view in ("table", "sheet", "history", "device"):
+        page.click(f"#views a[data-view='{view}']")
+        if view == "table":
+            page.click(".action-btn[data-colour='blue']")
+            page.click("#more summary")
+        if view == "device":
+            page.click(".calibrate summary")
+        assert page.evaluate(PAST_THE_EDGE) == [], view
+    screen = page.viewport_size
+    links = page.locator("#views a")
+    for i in range(links.count()):
+        box = links.nth(i).bounding_box()
+        on_screen = box["x"] >= 0 and box["x"] + box["width"] <= screen["width"]
+        assert on_screen, links.nth(i).text_content()
+        assert box["height"] >= 44
+        assert links.nth(i).evaluate("a => a.scrollWidth <= a.clientWidth")
+    assert page.locator("#views").bounding_box()["height"] <= 0.2 * screen["height"]
+    header = page.locator("header")
+    assert (header.evaluate("h => getComputedStyle(h).position") != "sticky"
+            or header.bounding_box()["height"] <= 0.2 * screen["height"])
+    assert errors == []
+    context.close()
