@@ -1,9 +1,13 @@
 """What the phone page is to a player using a screen reader, a large system font, or no colour
 vision: accessible names, live regions that speak once, contrast, tap targets, reflow."""
 
+import shutil
+
 import pytest
 from test_game_page import SETUP_DROP, Phone, to_actions
 from test_language import open_phone, wait_title
+
+from firmware.sources import DEMO_DIR
 
 pytestmark = pytest.mark.browser
 
@@ -181,3 +185,34 @@ def test_the_page_fits_the_phone_at_twice_the_text_size(served, browser, lang):
             or header.bounding_box()["height"] <= 0.2 * screen["height"])
     assert errors == []
     context.close()
+
+
+def test_a_new_reading_of_the_drop_is_said_once(served, browser):
+    # while the card waits for a drop, its reading is a polite live region: a new reading is
+    # said; another phone's update (a sheet entered) leaves it as it was, so it is not said again
+    url, frames, device = served
+    snap = device.table.new_game(["Ada", "Ben"], "Test")
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Phase blue (round 1): drop the cubes")
+    reading = phone.locator("#now-reading")
+    assert reading.get_attribute("aria-live") == "polite"
+    phone.evaluate("""() => {
+        window.said = [];
+        const box = document.getElementById('now-reading');
+        new MutationObserver(() => window.said.push(box.textContent))
+            .observe(box, { childList: true, characterData: true, subtree: true });
+    }""")
+    snap = device.table.command(snap["id"], snap["seq"],
+                                {"type": "sheet_goods", "player": "Ben", "goods": ["sugar"]})
+    phone.wait_seq(snap["seq"])
+    phone.wait_for_timeout(300)
+    assert phone.evaluate("() => window.said") == []
+    shutil.copy(DEMO_DIR / "drop01.jpg", frames / "a.jpg")
+    phone.wait_for_function("() => window.said.length > 0", timeout=15000)
+    phone.wait_for_timeout(300)
+    said = phone.evaluate("() => window.said")
+    assert len(said) == 1 and said[0].startswith("Latest reading:")
+    phone.close()

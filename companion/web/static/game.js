@@ -197,8 +197,11 @@ window.CT = window.CT || {};
     return CT.tray || { counts: {}, total: 0, frame_id: null };
   }
 
+  // A live region: a screen reader says a new reading of the drop the card waits for ("Latest
+  // reading: 4 cubes, 3 blue, 1 white"); fillReading leaves it untouched while the reading is
+  // the same, so another phone's update does not say it again.
   function readingSummary() {
-    const box = el("div", { class: "reading", id: "now-reading" });
+    const box = el("div", { class: "reading", id: "now-reading", "aria-live": "polite" });
     fillReading(box);
     return box;
   }
@@ -262,8 +265,13 @@ window.CT = window.CT || {};
     else if (tray.uncertain) {
       parts.push(el("p", { class: "alert", text: t("Please check the counts: {warnings}", { warnings: CT.fewWarnings(tray.warnings) || t("some cubes are unclear") }) }));
     }
-    box.replaceChildren(...parts);
+    const html = parts.map((part) => part.outerHTML).join("");
+    if (readingShown.get(box) !== html) {
+      box.replaceChildren(...parts);
+      readingShown.set(box, html);
+    }
   }
+  const readingShown = new WeakMap(); // each reading box: what it shows
 
   CT.onTray = function onTray() {
     const box = $("now-reading");
