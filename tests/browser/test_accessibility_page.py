@@ -216,3 +216,29 @@ def test_a_new_reading_of_the_drop_is_said_once(served, browser):
     said = phone.evaluate("() => window.said")
     assert len(said) == 1 and said[0].startswith("Latest reading:")
     phone.close()
+
+
+def test_what_bold_and_a_line_through_show_is_said_in_words(served, browser):
+    # a screen reader reads neither bold nor a line through: who is on turn and who has acted in
+    # this phase, and which lines of the history are undone, are said in words
+    url, _, device = served
+    snap = to_actions(device.table)
+    for command in ({"type": "action", "player": "Ada", "choice": "gold"},
+                    {"type": "action", "player": "Ben", "choice": "gold"},
+                    {"type": "undo"}):
+        snap = device.table.command(snap["id"], snap["seq"], command)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ben's turn")
+    order = phone.locator(".phase-order")
+    assert order.aria_snapshot() == (
+        "- list:\n  - listitem: Ada (acted this phase)\n  - listitem: Ben (on turn)\n"
+        "  - listitem: Cleo")
+    for box in order.locator(".visually-hidden").all():  # on the screen: the names alone
+        assert box.bounding_box()["width"] <= 1
+    phone.click("#views a[data-view='history']")
+    undone = phone.locator("#game-log li.undone")
+    assert undone.count() == 1
+    assert "(undone)" in undone.aria_snapshot()
+    assert undone.locator(".visually-hidden").bounding_box()["width"] <= 1
+    assert "(undone)" not in phone.locator("#game-log li:not(.undone)").first.aria_snapshot()
+    phone.close()

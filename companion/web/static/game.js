@@ -379,8 +379,14 @@ window.CT = window.CT || {};
           send({ type: "action", player, choice: "vp" }, e.currentTarget), "vp-instead"));
       }
     }
-    const order = el("ol", { class: "phase-order" }, (state.phase_order || []).map((name) =>
-      el("li", { class: name === player ? "now" : (state.acted || []).includes(name) ? "done" : "" }, name)));
+    // who is on turn and who has acted: bold and struck through on the screen, said in words to
+    // a screen reader (which reads neither)
+    const order = el("ol", { class: "phase-order" }, (state.phase_order || []).map((name) => {
+      const now = name === player;
+      const done = !now && (state.acted || []).includes(name);
+      return el("li", { class: now ? "now" : done ? "done" : "" }, name,
+        now || done ? el("span", { class: "visually-hidden", text: ` ${now ? t("(on turn)") : t("(acted this phase)")}` }) : null);
+    }));
     const n = (offer.actions || []).length;
     return panel(null,
       el("p", { class: "offer-line" }, CT.swatch(state.phase),
@@ -781,7 +787,9 @@ window.CT = window.CT || {};
     const kept = keptForms(list);
     const items = [...game.history].reverse().map((h) => {
       const text = el(h.in_force ? "span" : "s", { class: "text", text: h.text });
+      // an undone line is struck through, which a screen reader does not say: it says "(undone)"
       const li = el("li", { value: h.n, class: h.in_force ? "" : "undone", dataset: { n: h.n, type: h.type } }, text,
+        h.in_force ? null : el("span", { class: "visually-hidden", text: ` (${t("undone")})` }),
         h.outcome ? el("small", { class: "outcome", text: ` → ${h.outcome}` }) : null);
       if (!h.in_force) li.title = t("undone");
       if (READINGS.includes(h.type) && h.in_force) {
