@@ -242,3 +242,43 @@ def test_what_bold_and_a_line_through_show_is_said_in_words(served, browser):
     assert undone.locator(".visually-hidden").bounding_box()["width"] <= 1
     assert "(undone)" not in phone.locator("#game-log li:not(.undone)").first.aria_snapshot()
     phone.close()
+
+
+# Each element with text of its own on the view shown whose contrast is under WCAG AA's (4.5:1;
+# 3:1 from 24 px, or 18.66 px bold), with its ratio; a disabled button needs none
+LOW_CONTRAST = """() => {
+    const ratio = """ + CONTRAST + """;
+    const low = [];
+    for (const e of document.querySelectorAll('body *')) {
+        const own = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+        if (!own || !e.getClientRects().length || e.closest('button:disabled')) continue;
+        const style = getComputedStyle(e);
+        const size = parseFloat(style.fontSize);
+        const large = size >= 24 || (Number(style.fontWeight) >= 700 && size >= 18.66);
+        const r = ratio(e);
+        if (r < (large ? 3 : 4.5)) low.push(`${e.tagName}.${e.className} ${e.textContent}: ${r}`);
+    }
+    return low;
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_every_text_on_the_four_views_has_aa_contrast(served, browser, lang):
+    # a player's turn with a form open (a form's ✕ was 4.4:1), the More list open, the tray card
+    # with no reading yet, the calibration open
+    url, _, device = served
+    snap = to_actions(device.table)
+    device.table.command(snap["id"], snap["seq"],
+                         {"type": "action", "player": "Ada", "choice": "gold"})
+    context, page, errors = open_phone(browser, url, lang, device.table_code.value)
+    page.wait_for_function("() => document.body.dataset.seq !== ''")
+    page.click(".action-btn[data-colour='blue']")
+    page.click(".action-form button.add")
+    page.click("#more summary")
+    for view in ("table", "sheet", "history", "device"):
+        page.click(f"#views a[data-view='{view}']")
+        if view == "device":
+            page.click(".calibrate summary")
+        assert page.evaluate(LOW_CONTRAST) == [], view
+    assert errors == []
+    context.close()
