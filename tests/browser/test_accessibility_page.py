@@ -282,3 +282,27 @@ def test_every_text_on_the_four_views_has_aa_contrast(served, browser, lang):
         assert page.evaluate(LOW_CONTRAST) == [], view
     assert errors == []
     context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_an_action_buttons_name_is_its_words_then_its_colour(served, browser, lang):
+    # a screen reader hears the cube's colour; a voice control finds the button by the words on
+    # it, so its name starts with them (WCAG's label in name: "Move Ships (blue), 3 AP" did not)
+    url, _, device = served
+    to_actions(device.table)
+    context, page, errors = open_phone(browser, url, lang, device.table_code.value)
+    page.wait_for_function("() => document.body.dataset.stage === 'actions'")
+    german = {"blue": "blau", "black": "schwarz", "red": "rot", "brown": "braun", "green": "grün",
+              "yellow": "gelb", "white": "weiß"}
+    buttons = page.locator(".action-btn")
+    assert buttons.count() >= 2
+    for button in buttons.all():
+        words = button.evaluate(
+            "b => [...b.querySelectorAll('.action-name, .via, .ap')].map(e => e.textContent)")
+        colour = button.get_attribute("data-colour")
+        colour = german[colour] if lang == "de" else colour
+        name = " ".join([*words, f"({colour})"])
+        assert button.get_attribute("aria-label") is None
+        assert button.aria_snapshot() == f'- button "{name}"'
+    assert errors == []
+    context.close()

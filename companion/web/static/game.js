@@ -362,14 +362,14 @@ window.CT = window.CT || {};
     const offer = state.offer || {};
     const choices = (opts ? opts.actions : []).map((action) => el("button", {
       type: "button", class: `cmd action-btn ${action.colour}`, dataset: { colour: action.colour, via: action.via },
-      "aria-label": action.via !== "tray"
-        ? t("{action} ({colour} via {via}), {ap} AP", { action: action.name, colour: colourName(action.colour), via: action.via === "white" ? colourName("white") : t("the green/red token"), ap: action.ap })
-        : t("{action} ({colour}), {ap} AP", { action: action.name, colour: colourName(action.colour), ap: action.ap }),
       onclick: () => openIn(holder, CT.actionForm(game, player, action,
         (command, button) => send(command, button), () => holder.replaceChildren())),
     }, CT.swatch(action.colour), el("span", { class: "action-name", text: action.name }),
     action.via !== "tray" ? el("span", { class: "via", text: action.via === "white" ? t("white cubes as joker") : t("via green/red token") }) : null,
-    el("b", { class: "ap", text: t("{n} AP", { n: action.ap }) })));
+    el("b", { class: "ap", text: t("{n} AP", { n: action.ap }) }),
+    // the cube's colour in words after what the button shows, so its name starts with the words
+    // on it ("Move Ships 3 AP (blue)"): a voice control's "tap Move Ships 3 AP" finds it
+    el("span", { class: "visually-hidden", text: ` ${t("({colour})", { colour: colourName(action.colour) })}` })));
     const extras = [];
     if (opts) {
       extras.push(bigButton(t("Take {n} gold", { n: opts.gold_instead }), (e) =>
