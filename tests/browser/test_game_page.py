@@ -982,3 +982,32 @@ def test_a_device_out_of_reach_is_said_in_words_not_the_browsers(served, browser
     assert "Failed to fetch" not in said
     assert game(url, phone)["seq"] == snap["seq"]
     phone.close()
+
+
+def test_the_device_view_says_when_the_phase_in_play_uses_other_counts(served, browser):
+    """The Device view's tray card shows the camera's latest reading; after the players
+    corrected the drop (or typed it in) the game uses other counts, and the card says which,
+    so that it does not seem to contradict the Table view."""
+    url, frames, device = served
+    shutil.copy(DEMO_DIR / "drop02.jpg", frames / "a.jpg")
+    phone = Phone(browser, url, device.table_code.value, view="device")
+    phone.wait_for_selector("#tray-picture:not([hidden])", timeout=15000)
+    camera = phone.request.get(f"{url}/api/tray").json()["counts"]
+    assert {c: n for c, n in camera.items() if n} != FIRST_TRAY  # the demo's drop is another
+    assert phone.locator("#game-uses").is_hidden()  # no game: nothing in play
+
+    snap = to_actions(device.table)  # the phase in play: 3 blue, 1 white typed in
+    phone.wait_seq(snap["seq"])
+    note = phone.locator("#game-uses")
+    assert note.is_visible()
+    assert note.text_content() == ("The phase in play uses other counts: 3 blue, 1 white "
+                                   "(3 AP, or 2 gold).")
+    snap = device.table.command(snap["id"], snap["seq"], {
+        "type": "tray_corrected", "target": snap["seq"], "tray": {"blue": 4, "white": 1}})
+    phone.wait_seq(snap["seq"])
+    assert note.text_content() == ("The phase in play uses other counts: 4 blue, 1 white "
+                                   "(4 AP, or 2 gold).")
+    for colour, n in camera.items():  # the camera's own reading is still shown above it
+        assert phone.text_content(f'[data-count="{colour}"]') == str(n)
+    assert not phone.errors
+    phone.close()

@@ -276,7 +276,27 @@ window.CT = window.CT || {};
   CT.onTray = function onTray() {
     const box = $("now-reading");
     if (box) fillReading(box);
+    showGameUse();
   };
+
+  // The Device view's tray card shows the camera's latest reading; the phase in play may use
+  // other counts (the players corrected the drop or typed it in, or the tray changed since). Said
+  // under the camera's offer, so the Device view does not seem to contradict the Table view.
+  function showGameUse() {
+    const note = $("game-uses");
+    if (!note) return;
+    const state = shown && shown.state;
+    const used = state && state.offer ? state.cubes.action_space : null;
+    const tray = trayNow();
+    const differs = !!used && goodReading(tray)
+      && COLOURS.some((c) => (used[c] || 0) !== (tray.counts[c] || 0));
+    note.hidden = !differs;
+    if (!differs) { note.textContent = ""; return; }
+    const counts = COLOURS.filter((c) => (used[c] || 0) > 0)
+      .map((c) => t("{n} {colour}", { n: used[c], colour: colourName(c) })).join(", ");
+    note.textContent = t("The phase in play uses other counts: {counts} ({ap} AP, or {gold} gold).",
+      { counts, ap: state.offer.ap, gold: state.offer.gold });
+  }
 
   // The latest reading as the drop the game waits for (the tray card's answer to a Next press
   // the device refused with a question): the device asks it here, as for "Use this reading".
