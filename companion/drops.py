@@ -79,18 +79,47 @@ def check_drop(drop: Drop) -> None:
         return
     if drop.confirmed:
         return
-    doubts = []
-    if total == 0:
-        doubts.append(Msg("It shows no cube in the tray (did all 49 stay inside the tower?)"))
-    elif total >= TOTAL_CUBES:
-        doubts.append(Msg("It shows all {n} cubes in the tray (none stayed in the tower?)",
-                          n=TOTAL_CUBES))
+    doubts = _setup_doubts(total)
     if not fresh:
         doubts.append(Msg("This reading was taken before the game was started"))
     if drop.reading_id is not None and drop.reading and drop.reading.get("uncertain"):
         doubts.append(Msg("The counter was unsure of this reading"))
     if doubts:
         raise NeedsConfirmation("Use this as the set-up drop? {why}.", why=joined(doubts, "; "))
+
+
+def _setup_doubts(total: int) -> list[Msg]:
+    """What makes a set-up drop of ``total`` cubes unusual enough to ask about."""
+    if total == 0:
+        return [Msg("It shows no cube in the tray (did all 49 stay inside the tower?)")]
+    if total >= TOTAL_CUBES:
+        return [Msg("It shows all {n} cubes in the tray (none stayed in the tower?)",
+                    n=TOTAL_CUBES)]
+    return []
+
+
+def check_correction(history: list[dict], target: int, counts: dict[str, int],
+                     confirmed: bool) -> None:
+    """A correction that makes a drop unusual is asked about, as that drop itself would have
+    been (``check_drop``): a phase's drop corrected to no cube skips the phase, and a set-up
+    drop corrected to no cube or all 49 is rarely true. Why: one slip in the Correct form
+    (every count cleared) would otherwise quietly skip a phase everyone played.
+    NeedsConfirmation when a player must say yes first; an unknown target is left to the
+    rules, whose words refuse it."""
+    if confirmed:
+        return
+    line = next((h for h in history if h["n"] == target), None)
+    if line is None:
+        return
+    total = sum(int(counts.get(c, 0)) for c in COLOURS)
+    if line["type"] == PHASE and total == 0:
+        raise NeedsConfirmation(
+            "Correct #{n} to no cube? Then its phase has no actions and is skipped.",
+            n=target)
+    if line["type"] == SETUP:
+        doubts = _setup_doubts(total)
+        if doubts:
+            raise NeedsConfirmation("Correct the set-up drop? {why}.", why=joined(doubts, "; "))
 
 
 def previous_drop(phase: str, round_: int, skipped: list[dict]) -> str:

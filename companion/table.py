@@ -31,7 +31,7 @@ from companion.amerigo import Game
 from companion.amerigo.events import named_islands, parse_event
 from companion.amerigo.state import SEATING
 from companion.bought_ap import check_bought_ap
-from companion.drops import PHASE, SETUP, Drop, check_drop, previous_drop
+from companion.drops import PHASE, SETUP, Drop, check_correction, check_drop, previous_drop
 from companion.errors import NeedsConfirmation, TableError
 from companion.hub import Hub
 from companion.recovery import load_game
@@ -457,6 +457,10 @@ class GameTable:
                 ))
             if kind in (SETUP, PHASE):
                 self._check_drop(game_id, game, command, reading_id, confirmed)
+            elif kind == "tray_corrected":
+                corrected = parse_event({"v": 1, **command})  # a malformed one: its words
+                check_correction(game.history(), corrected["target"], corrected["tray"],
+                                 confirmed)
             check_island_names(command, game.state.islands)
             after = game.copy()
             event = after.command(command)  # RulesError: refused, the game is untouched

@@ -200,6 +200,41 @@ def test_a_set_up_drop_read_before_the_game_or_doubted_is_asked_about(t):
     assert t.send(game, {"type": SETUP, "tray": SETUP_DROP}, reading=plain).status_code == 200
 
 
+# --- a correction that makes a drop unusual is asked about, as the drop itself was -------------
+
+@pytest.mark.parametrize(("counts", "words"), [
+    (ZERO, "no cube in the tray"),
+    (dict.fromkeys(SETUP_DROP, 7), "all 49 cubes"),
+])
+def test_a_set_up_drop_corrected_to_no_cube_or_all_is_asked_about(t, counts, words):
+    game = t.start()
+    game = t.ok(game, {"type": SETUP, "tray": SETUP_DROP}, reading=t.read(SETUP_DROP))
+    fix = {"type": "tray_corrected", "target": game["seq"], "tray": counts}
+    asked = t.send(game, fix)
+    assert asked.status_code == 409
+    assert asked.get_json()["confirm"].startswith("Correct the set-up drop? It shows")
+    assert words in asked.get_json()["confirm"]
+    assert t.game()["seq"] == game["seq"]
+    game = t.ok(game, fix, confirmed=True)
+    assert game["state"]["cubes"]["storage"] == counts
+
+
+def test_a_phase_drop_corrected_to_no_cube_is_asked_about(t):
+    """One slip in the Correct form (every count cleared) would quietly skip the phase."""
+    game = to_first_phase(t)
+    game = t.ok(game, {"type": PHASE, "tray": {"blue": 2}}, reading=t.read({"blue": 2}))
+    target = game["seq"]
+    fix = {"type": "tray_corrected", "target": target, "tray": ZERO}
+    asked = t.send(game, fix)
+    assert asked.status_code == 409 and asked.get_json()["confirm"] == (
+        f"Correct #{target} to no cube? Then its phase has no actions and is skipped.")
+    assert t.game()["seq"] == game["seq"]
+    other = t.ok(game, {"type": "tray_corrected", "target": target, "tray": {"blue": 3}})
+    assert other["state"]["offer"]["ap"] == 3  # an ordinary correction is not asked about
+    game = t.ok(other, fix, confirmed=True)
+    assert game["state"]["phase"] == "black" and game["state"]["offer"] is None
+
+
 def test_check_drop_without_marks_trusts_the_reading():
     """A game from before the reading marks: no freshness known, so none demanded."""
     check_drop(Drop(PHASE, {"blue": 1}, reading_id=3, reading={"counts": {"blue": 1}}))
