@@ -1011,3 +1011,27 @@ def test_the_device_view_says_when_the_phase_in_play_uses_other_counts(served, b
         assert phone.text_content(f'[data-count="{colour}"]') == str(n)
     assert not phone.errors
     phone.close()
+
+
+def test_a_drop_corrected_to_no_cube_is_asked_about_on_the_phone(served, browser):
+    """Every count cleared in the Correct form would skip the phase: the phone asks first."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    target = snap["seq"]
+    phone = Phone(browser, url, device.table_code.value, view="history")
+    phone.wait_seq(target)
+    line = phone.locator(f"#game-log li[data-n='{target}']")
+    line.locator("button.correct").click()
+    set_counts(line.locator(".counts-form"), {})
+    line.locator(".counts-form button[type=submit]").click()
+    phone.wait_for_selector("#ask[open]")
+    assert "to no cube? Then its phase has no actions" in phone.text_content("#ask-text")
+    phone.click("#ask-no")
+    assert device.table.snapshot()["seq"] == target  # nothing was sent
+    line.locator(".counts-form button[type=submit]").click()
+    phone.wait_for_selector("#ask[open]")
+    phone.click("#ask-yes")
+    phone.wait_seq(target + 1)
+    assert device.table.snapshot()["state"]["phase"] == "black"  # blue was skipped
+    assert not phone.errors
+    phone.close()
