@@ -79,9 +79,10 @@ class SessionCalibration:
         self._lock = threading.Lock()
         self._calibration = Calibration()
         self.learned_from = 0  # confirmed drops the colours were learned from
-        # a drop's tag (its game and event number) -> the samples it taught, while this runs:
-        # a correction or undo of that drop takes them back (``unlearn``)
-        self._taught: dict = {}
+        # a drop's tag (its game and event number) -> the samples it taught, kept in the file
+        # too: a correction or undo of that drop, even after a restart, takes them back
+        # (``unlearn``)
+        self._taught: dict[tuple, list[tuple]] = {}
         self._camera_lock: dict | None = None  # the source's lock_exposure() at calibration
         self._load()
 
@@ -196,6 +197,13 @@ class SessionCalibration:
             log.warning("ignoring calibration file %s (%s): using the defaults", self.path, exc)
             self._calibration = Calibration()
             self.learned_from = 0
+            return
+        try:  # what each drop taught: without it the colours stay, only not taken back
+            self._taught = {tuple(tag): Calibration.from_dict({"samples": samples}).samples
+                            for tag, samples in body.get("taught", [])}
+        except (ValueError, TypeError, AttributeError, KeyError, VisionError) as exc:
+            log.warning("ignoring what each drop taught in %s (%s)", self.path, exc)
+            self._taught = {}
 
     def _save(self) -> None:
         """Write the whole file anew next to the old one, then swap it in (power-cut safe)."""
@@ -203,4 +211,7 @@ class SessionCalibration:
                 "colours_learned_from": self.learned_from}
         if self._camera_lock:
             body["camera_lock"] = self._camera_lock
+        if self._taught:  # written as the samples are, so that they compare equal once read
+            body["taught"] = [[list(tag), Calibration(None, samples).to_dict()["samples"]]
+                              for tag, samples in self._taught.items()]
         write_durably(self.path, json.dumps(body).encode("utf-8"))

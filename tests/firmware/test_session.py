@@ -284,3 +284,30 @@ def test_an_undone_drop_or_one_corrected_after_the_tray_changed_unteaches(device
                          {"type": "tray_corrected", "target": drop, "tray": DROP06})
     assert device.session.status()["colours_learned_from"] == 0
     assert device.session.calibration.samples == []
+
+
+def test_what_a_drop_taught_is_taken_back_after_a_restart_too(device):
+    """A power cut between a drop and its correction: the corrected drop's colours must still
+    go (the record of what each drop taught is in the calibration file, not only in memory)."""
+    device, frames = device
+    snap = device.table.new_game(["Ann", "Bob"])
+    _read(device, frames, "drop06.jpg")
+    snap = device.table.confirm_tray(demo_counts("drop06.jpg"))
+    path, taught = device.session.path, len(device.session.calibration.samples)
+    assert taught > 0
+    restarted = SessionCalibration(path, device.session.detector)
+    assert len(restarted.calibration.samples) == taught
+    assert restarted.unlearn((snap["id"], snap["seq"]))
+    assert restarted.calibration.samples == [] and restarted.status()["colours_learned_from"] == 0
+    assert not SessionCalibration(path, device.session.detector).unlearn((snap["id"], snap["seq"]))
+
+
+def test_a_damaged_record_of_what_drops_taught_keeps_the_colours(tmp_path, fake, caplog):
+    path = tmp_path / "calibration.json"
+    samples = [[[0.9, 0.02, 0.02, 0.02, 0.02, 0.01, 0.01], 0]]
+    path.write_text(json.dumps({"calibration": {"corners": None, "samples": samples},
+                                "colours_learned_from": 1, "taught": [[[1, 5], "junk"]]}))
+    session = SessionCalibration(path, fake)
+    assert len(session.calibration.samples) == 1 and session.status()["colours_learned_from"] == 1
+    assert not session.unlearn((1, 5))
+    assert "ignoring what each drop taught" in caplog.text
