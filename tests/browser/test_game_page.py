@@ -1035,3 +1035,31 @@ def test_a_drop_corrected_to_no_cube_is_asked_about_on_the_phone(served, browser
     assert device.table.snapshot()["state"]["phase"] == "black"  # blue was skipped
     assert not phone.errors
     phone.close()
+
+
+def test_an_open_action_form_that_a_correction_takes_away_is_said(served, browser):
+    """Ada is filling in her blue action when another phone corrects the drop to one without
+    blue: her form goes, with a word why, not silently. Her own action sent from elsewhere
+    (her turn over) closes it without one."""
+    url, _, device = served
+    snap = to_actions(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Ada's turn")
+    phone.click(".action-btn[data-colour='blue']")
+    title = phone.locator(".action-form h3").text_content().strip()
+    snap = device.table.command(snap["id"], snap["seq"], {
+        "type": "tray_corrected", "target": snap["seq"], "tray": {"red": 2, "white": 1}})
+    phone.wait_seq(snap["seq"])
+    assert phone.locator(".action-form").count() == 0
+    notice = phone.locator("#game-notice")
+    assert notice.is_visible()
+    assert notice.text_content() == (f"{title} is no longer on offer (another phone changed the "
+                                     "game): what was typed in it is gone.")
+
+    phone.click(".action-btn[data-colour='red']")
+    snap = device.table.command(snap["id"], snap["seq"],
+                                {"type": "action", "player": "Ada", "choice": "gold"})
+    phone.wait_seq(snap["seq"])
+    assert phone.locator(".action-form").count() == 0 and notice.is_hidden()
+    assert not phone.errors
+    phone.close()

@@ -846,10 +846,19 @@ window.CT = window.CT || {};
   }
 
   // An action form that was open, opened again in the card drawn anew, with what was typed.
+  // Not on offer any more: at another turn (this one's action was sent) it simply goes; while
+  // it is still that player's turn, another phone took the action away (a correction of the
+  // drop), and the form must not vanish without a word.
   function reopen(carried, state) {
     const button = [...$("now-body").querySelectorAll(".action-btn")].find((b) =>
       CT.actionKey(state.turn, { colour: b.dataset.colour, via: b.dataset.via }) === carried.key);
-    if (!button) return; // not on offer any more (another turn, another phase)
+    if (!button) {
+      if (carried.key.split("|")[0] === state.turn) {
+        notice(t("{action} is no longer on offer (another phone changed the game): what was typed in it is gone.",
+          { action: carried.title }));
+      }
+      return;
+    }
     button.click();
     const form = $("now-body").querySelector(".action-form");
     if (form) CT.restoreForm(form, carried.state);
@@ -928,7 +937,8 @@ window.CT = window.CT || {};
     const key = situationKey(game);
     if (key !== shownKey) {
       const open = $("now-body").querySelector(".action-form");
-      const carried = open ? { key: open.dataset.key, state: CT.formState(open) } : null;
+      const carried = open ? { key: open.dataset.key, state: CT.formState(open),
+        title: open.querySelector("h3").textContent.trim() } : null;
       const kept = keptForms($("now-body"));
       clearRefusals();
       $("now-body").replaceChildren(...nowBody(game).filter(Boolean));
