@@ -7,6 +7,8 @@ use it), because its settings and the app's stream slots only work together; see
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import waitress
 from flask import Flask
 
@@ -17,6 +19,17 @@ from companion.web.streams import StreamSlots
 # 100 connections would stop accepting new ones with 50 phones at the table (and its default
 # select() loop cannot watch descriptors above 1023, hence poll()).
 CONNECTIONS_PER_THREAD = 4
+
+
+def unsent_bytes(environ: dict) -> Callable[[], int]:
+    """How many bytes of this request's response waitress holds unsent, as a function (0 under
+    another server). waitress names no such thing in the environ; its ``client_disconnected``
+    is a method of the connection, whose ``total_outbufs_len`` is that count
+    (``tests/companion/test_stream_server.py`` holds it to the real waitress)."""
+    channel = getattr(environ.get("waitress.client_disconnected"), "__self__", None)
+    if not isinstance(getattr(channel, "total_outbufs_len", None), int):
+        return lambda: 0
+    return lambda: channel.total_outbufs_len
 
 
 def create_server(

@@ -18,6 +18,14 @@ until a write to it failed (two keep-alives, ~45 s). Now:
   reconnects by itself (EventSource) and gets a fresh snapshot, so nothing is lost.
 - A keep-alive comment every ``keepalive_seconds`` lets a proxy or the phone see a live line, and
   makes the write to a phone that reset its connection fail, which ends that stream too.
+- A phone that keeps its connection but stops reading (a locked screen freezes the page, the
+  phone's TCP stack still holds the connection open) is ended once ``max_backlog`` bytes wait
+  unsent in the server for it. Before, waitress kept everything for it, spilling to a temp file
+  after 1 MiB, up to 16 MiB per phone (a soak test with a command a second: 14 MiB after 3.5
+  minutes), which the phone then had to download, stale, before anything new; now the stream
+  ends, waitress lets the idle connection go (``channel_timeout``), and the page reconnects
+  with a fresh snapshot when it wakes. (The hub's own queue cannot see this: the
+  stream drains it into the server's buffer as fast as it fills.)
 
 Rejected: an asynchronous stream server beside waitress (a second port, or a second server in
 front for one URL, and the access checks and headers of the Flask app done twice); long polling
@@ -26,13 +34,19 @@ front for one URL, and the access checks and headers of the Flask app done twice
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 from companion.hub import Hub, Subscription, Update
 
+log = logging.getLogger(__name__)
+
 RETRY_MS = 2000  # how long a browser waits before reconnecting a stream that ended
+# unsent bytes at which a phone counts as no longer reading: several of the largest snapshots
+# (37 KiB), below the 1 MiB at which waitress spills a connection's output to a temp file
+MAX_BACKLOG = 512 * 1024
 
 
 def sse_message(kind: str, text: str) -> str:
@@ -41,17 +55,26 @@ def sse_message(kind: str, text: str) -> str:
 
 
 class Slot:
-    """One phone's open stream: its subscription and how to ask whether the phone is gone."""
+    """One phone's open stream: its subscription, how to ask whether the phone is gone, and how
+    many bytes wait unsent for it (``backlog``)."""
 
-    def __init__(self, subscription: Subscription, gone: Callable[[], bool], opened: float):
+    def __init__(self, subscription: Subscription, gone: Callable[[], bool], opened: float,
+                 backlog: Callable[[], int] = lambda: 0, max_backlog: int = MAX_BACKLOG):
         self.subscription = subscription
         self.gone = gone
         self.opened = opened
+        self.backlog = backlog
+        self.max_backlog = max_backlog
         self.evicted = False
 
     @property
+    def stalled(self) -> bool:
+        """The phone stopped reading: more than ``max_backlog`` bytes wait unsent for it."""
+        return self.backlog() > self.max_backlog
+
+    @property
     def ended(self) -> bool:
-        return self.subscription.ended or self.gone()
+        return self.subscription.ended or self.gone() or self.stalled
 
 
 class StreamSlots:
@@ -64,6 +87,7 @@ class StreamSlots:
         *,
         keepalive_seconds: float = 5.0,
         check_seconds: float = 0.5,
+        max_backlog: int = MAX_BACKLOG,
         clock: Callable[[], float] = time.monotonic,
     ):
         if limit < 1:
@@ -72,27 +96,32 @@ class StreamSlots:
         self.limit = limit
         self.keepalive_seconds = keepalive_seconds
         self.check_seconds = check_seconds
+        self.max_backlog = max_backlog
         self.clock = clock
         self._open: list[Slot] = []  # oldest first
         self._lock = threading.Lock()
         self.evictions = 0  # live-looking streams closed to make room, since start
+        self.stalls = 0  # streams ended because their phone stopped reading, since start
 
     @property
     def count(self) -> int:
         with self._lock:
             return len(self._open)
 
-    def open(self, gone: Callable[[], bool] = lambda: False) -> Slot:
-        """A slot for a new stream, subscribed to the hub; makes room when all are taken."""
+    def open(self, gone: Callable[[], bool] = lambda: False,
+             backlog: Callable[[], int] = lambda: 0) -> Slot:
+        """A slot for a new stream, subscribed to the hub; makes room when all are taken.
+        ``gone()`` says whether the phone has closed the connection, ``backlog()`` how many
+        bytes of the stream wait unsent (see the module's docstring)."""
         with self._lock:
-            for slot in [s for s in self._open if s.gone()]:
+            for slot in [s for s in self._open if s.gone() or s.stalled]:
                 self._close(slot)
             while len(self._open) >= self.limit:
                 oldest = self._open[0]
                 oldest.evicted = True
                 self.evictions += 1
                 self._close(oldest)
-            slot = Slot(self.hub.subscribe(), gone, self.clock())
+            slot = Slot(self.hub.subscribe(), gone, self.clock(), backlog, self.max_backlog)
             self._open.append(slot)
             return slot
 
@@ -155,5 +184,10 @@ class EventStream:
                     quiet_since = slots.clock()
             if slot.evicted:
                 yield ": closed to make room for another phone; reconnect\n\n"
+            elif slot.stalled:
+                with slots._lock:
+                    slots.stalls += 1
+                log.info("a phone stopped reading its stream (%d bytes unsent): let go; its "
+                         "page reconnects when it wakes", slot.backlog())
         finally:
             slots.release(slot)

@@ -157,3 +157,44 @@ def test_a_body_over_the_limit_is_refused_in_words_as_json(tmp_path):
         server.close()
         thread.join(timeout=5)
         store.close()
+
+
+def test_a_phone_that_stops_reading_is_let_go_not_buffered_for(tmp_path):
+    """A locked screen freezes the page but the phone keeps the connection open: its stream is
+    ended once 64 KiB (here) wait unsent, so the server does not pile up every update for it
+    (before: all of it, spilling to a temp file, up to 16 MiB per phone), and its slot is free."""
+    store = Store(tmp_path / "db.sqlite")
+    hub = Hub()
+    slots = StreamSlots(hub, SLOTS, keepalive_seconds=30, check_seconds=0.1,
+                        max_backlog=64 * 1024)
+    app = create_app(TrayBoard(store, hub), hub, access=policy(tmp_path), streams=slots)
+    server = create_server(app, slots, api_threads=API_THREADS)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    port = server.effective_port
+    asleep = socket.socket()
+    asleep.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    asleep.connect(("127.0.0.1", int(port)))
+    asleep.sendall(b"GET /api/stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    awake = Phone(port)
+    reading = threading.Thread(target=awake.wait_for, args=('"n":159', 20), daemon=True)
+    try:
+        assert awake.wait_for("event: snapshot")
+        assert until(lambda: slots.count == 2, timeout=5) is not None
+        reading.start()
+        # ~8 MB of updates, more than the kernel's socket buffers hold, at a pace the stream
+        # keeps up with (so the hub's own queue never overflows)
+        for n in range(160):
+            hub.publish("status", {"n": n, "filler": "x" * 50_000})
+            time.sleep(0.01)
+        assert until(lambda: slots.count == 1, timeout=5) is not None
+        assert slots.stalls == 1 and slots.evictions == 0
+        reading.join(timeout=20)
+        assert '"n":159' in awake.text  # the phone that reads has had every update
+        assert api_status_ms(port) < 1000
+    finally:
+        asleep.close()
+        awake.close()
+        server.close()
+        thread.join(timeout=5)
+        store.close()
