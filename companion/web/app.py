@@ -27,7 +27,7 @@ from companion.tray import TrayBoard, empty_tray_body
 from companion.web.access import AccessPolicy, install_access
 from companion.web.game_api import confirmation_needed, game_blueprint
 from companion.web.inputs import MAX_BODY_BYTES, BadInput, json_body, query_int
-from companion.web.server import unsent_bytes
+from companion.web.server import hang_up, unsent_bytes
 from companion.web.streams import StreamSlots, sse_message
 
 log = logging.getLogger(__name__)
@@ -200,7 +200,7 @@ def create_app(
     def api_stream():
         # subscribe before taking the snapshot: an update in between arrives twice, never lost
         slot = streams.open(request.environ.get("waitress.client_disconnected", lambda: False),
-                            unsent_bytes(request.environ))
+                            unsent_bytes(request.environ), hang_up(request.environ))
         catalogue = localizer.current()  # the stream runs after the request context is gone
         try:
             first = sse_message("snapshot", localizer.json_for(snapshot(), catalogue))

@@ -7,6 +7,9 @@ use it), because its settings and the app's stream slots only work together; see
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 from collections.abc import Callable
 
 import waitress
@@ -21,15 +24,46 @@ from companion.web.streams import StreamSlots
 CONNECTIONS_PER_THREAD = 4
 
 
+def _connection(environ: dict):
+    """waitress's connection (its channel) serving this request, or None under another server.
+    waitress names no such thing in the environ; its ``client_disconnected`` is a method of the
+    connection (``tests/companion/test_stream_server.py`` holds this to the real waitress)."""
+    channel = getattr(environ.get("waitress.client_disconnected"), "__self__", None)
+    return channel if isinstance(getattr(channel, "total_outbufs_len", None), int) else None
+
+
 def unsent_bytes(environ: dict) -> Callable[[], int]:
     """How many bytes of this request's response waitress holds unsent, as a function (0 under
-    another server). waitress names no such thing in the environ; its ``client_disconnected``
-    is a method of the connection, whose ``total_outbufs_len`` is that count
-    (``tests/companion/test_stream_server.py`` holds it to the real waitress)."""
-    channel = getattr(environ.get("waitress.client_disconnected"), "__self__", None)
-    if not isinstance(getattr(channel, "total_outbufs_len", None), int):
+    another server)."""
+    channel = _connection(environ)
+    if channel is None:
         return lambda: 0
     return lambda: channel.total_outbufs_len
+
+
+def hang_up(environ: dict) -> Callable[[], None]:
+    """A function that drops this request's connection at once with whatever waits unsent for
+    it (a reset), for a phone that stopped reading: waitress itself closes a connection only
+    once it can write to it again, which a phone that reads nothing never lets it, so the
+    connection, its buffers and the kernel's (megabytes) stayed until the phone woke."""
+    channel = _connection(environ)
+    if channel is None:
+        return lambda: None
+
+    def drop() -> None:
+        # under waitress's lock: once it has closed the connection (``connected`` false) its
+        # socket's number may be another phone's
+        with channel.outbuf_lock:
+            if not channel.connected:
+                return
+            with contextlib.suppress(OSError):
+                channel.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                          struct.pack("ii", 1, 0))  # close: reset, discard
+                # both ways shut: waitress's poll() sees the hang-up and closes the connection
+                channel.socket.shutdown(socket.SHUT_RDWR)
+        channel.server.pull_trigger()
+
+    return drop
 
 
 def create_server(

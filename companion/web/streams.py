@@ -23,9 +23,10 @@ until a write to it failed (two keep-alives, ~45 s). Now:
   unsent in the server for it. Before, waitress kept everything for it, spilling to a temp file
   after 1 MiB, up to 16 MiB per phone (a soak test with a command a second: 14 MiB after 3.5
   minutes), which the phone then had to download, stale, before anything new; now the stream
-  ends, waitress lets the idle connection go (``channel_timeout``), and the page reconnects
-  with a fresh snapshot when it wakes. (The hub's own queue cannot see this: the
-  stream drains it into the server's buffer as fast as it fills.)
+  ends and the connection is dropped with what waited for it (waitress would only close it
+  once the phone read again), and the page reconnects with a fresh snapshot when it wakes.
+  (The hub's own queue cannot see this: the stream drains it into the server's buffer as fast
+  as it fills.)
 
 Rejected: an asynchronous stream server beside waitress (a second port, or a second server in
 front for one URL, and the access checks and headers of the Flask app done twice); long polling
@@ -59,11 +60,13 @@ class Slot:
     many bytes wait unsent for it (``backlog``)."""
 
     def __init__(self, subscription: Subscription, gone: Callable[[], bool], opened: float,
-                 backlog: Callable[[], int] = lambda: 0, max_backlog: int = MAX_BACKLOG):
+                 backlog: Callable[[], int] = lambda: 0, max_backlog: int = MAX_BACKLOG,
+                 hang_up: Callable[[], None] = lambda: None):
         self.subscription = subscription
         self.gone = gone
         self.opened = opened
         self.backlog = backlog
+        self.hang_up = hang_up
         self.max_backlog = max_backlog
         self.evicted = False
 
@@ -109,10 +112,12 @@ class StreamSlots:
             return len(self._open)
 
     def open(self, gone: Callable[[], bool] = lambda: False,
-             backlog: Callable[[], int] = lambda: 0) -> Slot:
+             backlog: Callable[[], int] = lambda: 0,
+             hang_up: Callable[[], None] = lambda: None) -> Slot:
         """A slot for a new stream, subscribed to the hub; makes room when all are taken.
         ``gone()`` says whether the phone has closed the connection, ``backlog()`` how many
-        bytes of the stream wait unsent (see the module's docstring)."""
+        bytes of the stream wait unsent, ``hang_up()`` drops the connection with them (see
+        the module's docstring)."""
         with self._lock:
             for slot in [s for s in self._open if s.gone() or s.stalled]:
                 self._close(slot)
@@ -121,7 +126,8 @@ class StreamSlots:
                 oldest.evicted = True
                 self.evictions += 1
                 self._close(oldest)
-            slot = Slot(self.hub.subscribe(), gone, self.clock(), backlog, self.max_backlog)
+            slot = Slot(self.hub.subscribe(), gone, self.clock(), backlog, self.max_backlog,
+                        hang_up)
             self._open.append(slot)
             return slot
 
@@ -189,5 +195,6 @@ class EventStream:
                     slots.stalls += 1
                 log.info("a phone stopped reading its stream (%d bytes unsent): let go; its "
                          "page reconnects when it wakes", slot.backlog())
+                slot.hang_up()
         finally:
             slots.release(slot)

@@ -1,5 +1,6 @@
 """Streams under the real waitress server, on real sockets: closed pages let go, the API answers."""
 
+import contextlib
 import json
 import socket
 import threading
@@ -189,6 +190,16 @@ def test_a_phone_that_stops_reading_is_let_go_not_buffered_for(tmp_path):
             time.sleep(0.01)
         assert until(lambda: slots.count == 1, timeout=5) is not None
         assert slots.stalls == 1 and slots.evictions == 0
+        # and its connection is dropped with what waited for it: waking, the phone reads a
+        # reset or the end, not megabytes of stale updates (before, waitress kept it open
+        # until the phone read again, its output and the kernel's buffers with it)
+        assert until(lambda: len(server.active_channels) == 1, timeout=5) is not None
+        woken = 0
+        asleep.settimeout(2)
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := asleep.recv(65536):
+                woken += len(chunk)
+        assert woken < 64 * 1024
         reading.join(timeout=20)
         assert '"n":159' in awake.text  # the phone that reads has had every update
         assert api_status_ms(port) < 1000
