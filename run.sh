@@ -4,4 +4,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 source "$ROOT/scripts/venv.sh" ""
+# two malloc arenas, as the Pi's service runs it (hardware/cubetower.service says why)
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 exec "$ROOT/.venv/bin/cubetower" serve "$@"

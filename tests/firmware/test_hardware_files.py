@@ -81,6 +81,7 @@ def test_unit_has_the_service_settings():
     assert service["WorkingDirectory"] == ["/var/lib/cubetower"]
     assert service["EnvironmentFile"] == ["/etc/cubetower/install.env"]
     assert "PYTHONUNBUFFERED=1" in service["Environment"]
+    assert "MALLOC_ARENA_MAX=2" in service["Environment"]  # the memory a game night keeps
     assert int(service["TimeoutStopSec"][0]) > 0
     assert "network-online.target" in unit["Unit"]["After"][0]
     assert "network-online.target" in unit["Unit"]["Wants"][0]
