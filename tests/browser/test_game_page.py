@@ -457,10 +457,9 @@ def test_history_correct_button_corrects_a_reading(served, browser):
     phone.close()
 
 
-def test_a_half_typed_correction_survives_another_phones_move(served, browser):
-    """The history is drawn anew on every change: a correction being typed on one phone must
-    not vanish, with what was typed, when another player takes their turn meanwhile; once
-    another phone has corrected that same reading, the form (begun from the old counts) goes."""
+def correcting_the_first_drop(served, browser):
+    """A phone on the History view with the Correct form of the blue phase's drop open (the
+    latest event of ``to_actions``): (phone, snapshot, the drop's number, its history line)."""
     url, _, device = served
     snap = to_actions(device.table)
     target = snap["seq"]
@@ -468,6 +467,15 @@ def test_a_half_typed_correction_survives_another_phones_move(served, browser):
     phone.wait_seq(target)
     line = phone.locator(f"#game-log li[data-n='{target}']")
     line.locator("button.correct").click()
+    return phone, snap, target, line
+
+
+def test_a_half_typed_correction_survives_another_phones_move(served, browser):
+    """The history is drawn anew on every change: a correction being typed on one phone must
+    not vanish, with what was typed, when another player takes their turn meanwhile; once
+    another phone has corrected that same reading, the form (begun from the old counts) goes."""
+    device = served[2]
+    phone, snap, target, line = correcting_the_first_drop(served, browser)
     line.locator(".counts-form input[data-colour='white']").fill("2")
 
     snap = device.table.command(snap["id"], snap["seq"],
@@ -1015,13 +1023,8 @@ def test_the_device_view_says_when_the_phase_in_play_uses_other_counts(served, b
 
 def test_a_drop_corrected_to_no_cube_is_asked_about_on_the_phone(served, browser):
     """Every count cleared in the Correct form would skip the phase: the phone asks first."""
-    url, _, device = served
-    snap = to_actions(device.table)
-    target = snap["seq"]
-    phone = Phone(browser, url, device.table_code.value, view="history")
-    phone.wait_seq(target)
-    line = phone.locator(f"#game-log li[data-n='{target}']")
-    line.locator("button.correct").click()
+    device = served[2]
+    phone, _, target, line = correcting_the_first_drop(served, browser)
     set_counts(line.locator(".counts-form"), {})
     line.locator(".counts-form button[type=submit]").click()
     phone.wait_for_selector("#ask[open]")
