@@ -141,6 +141,15 @@ class StreamSlots:
         self._open.remove(slot)
         slot.subscription.close()
 
+    def let_go(self, slot: Slot) -> None:
+        """The phone stopped reading its stream: counted, logged, and its connection dropped
+        with what waited for it (the module's docstring says why)."""
+        with self._lock:
+            self.stalls += 1
+        log.info("a phone stopped reading its stream (%d bytes unsent): let go; its page "
+                 "reconnects when it wakes", slot.backlog())
+        slot.hang_up()
+
     def stream(self, slot: Slot, first: str,
                text_of: Callable[[Update], str] | None = None) -> EventStream:
         """The response body: ``first`` (the snapshot event), then every update, until the
@@ -191,10 +200,6 @@ class EventStream:
             if slot.evicted:
                 yield ": closed to make room for another phone; reconnect\n\n"
             elif slot.stalled:
-                with slots._lock:
-                    slots.stalls += 1
-                log.info("a phone stopped reading its stream (%d bytes unsent): let go; its "
-                         "page reconnects when it wakes", slot.backlog())
-                slot.hang_up()
+                slots.let_go(slot)
         finally:
             slots.release(slot)
