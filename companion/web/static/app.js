@@ -21,9 +21,7 @@ function timeOf(unixSeconds) {
 
 function summary(tray) {
   if (tray.error) return t("could not read: {error}", { error: tray.error });
-  const parts = COLOURS.filter((c) => tray.counts[c] > 0)
-    .map((c) => t("{n} {colour}", { n: tray.counts[c], colour: colourName(c) }));
-  return parts.length ? parts.join(", ") : t("empty tray");
+  return CT.countsText(tray.counts) || t("empty tray");
 }
 
 function showTray(tray) {

@@ -41,6 +41,10 @@ window.CT = window.CT || {};
 
   CT.swatch = (colour) => el("span", { class: `swatch ${colour}`, "aria-hidden": "true" });
 
+  // Counts in words, the colours with cubes only: "3 blue, 1 white" ("" when there are none).
+  CT.countsText = (counts) => COLOURS.filter((c) => (counts[c] || 0) > 0)
+    .map((c) => t("{n} {colour}", { n: counts[c], colour: colourName(c) })).join(", ");
+
   // A labelled field: label text above (or beside, for checkboxes) the input.
   function field(labelText, input, extraClass) {
     input.id = input.id || CT.uid("f");

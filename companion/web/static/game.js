@@ -292,10 +292,8 @@ window.CT = window.CT || {};
       && COLOURS.some((c) => (used[c] || 0) !== (tray.counts[c] || 0));
     note.hidden = !differs;
     if (!differs) { note.textContent = ""; return; }
-    const counts = COLOURS.filter((c) => (used[c] || 0) > 0)
-      .map((c) => t("{n} {colour}", { n: used[c], colour: colourName(c) })).join(", ");
     note.textContent = t("The phase in play uses other counts: {counts} ({ap} AP, or {gold} gold).",
-      { counts, ap: state.offer.ap, gold: state.offer.gold });
+      { counts: CT.countsText(used), ap: state.offer.ap, gold: state.offer.gold });
   }
 
   // The latest reading as the drop the game waits for (the tray card's answer to a Next press
@@ -691,9 +689,9 @@ window.CT = window.CT || {};
       document.querySelector(`[data-space="${c}"]`).textContent = cubes.action_space[c] || 0;
       document.querySelector(`#tower tr[data-colour="${c}"]`).classList.toggle("zero", !cubes.tower[c]);
     }
-    const waiting = COLOURS.filter((c) => cubes.tray[c]).map((c) => t("{n} {colour}", { n: cubes.tray[c], colour: colourName(c) }));
+    const waiting = CT.countsText(cubes.tray);
     $("tower-total").textContent = tn("{n} cube inside the tower.", "{n} cubes inside the tower.", cubes.inside_tower_total)
-      + (waiting.length ? ` ${t("Waiting in the tray for the next drop: {cubes}.", { cubes: waiting.join(", ") })}` : "");
+      + (waiting ? ` ${t("Waiting in the tray for the next drop: {cubes}.", { cubes: waiting })}` : "");
   }
 
   function gridTable(table, players, rows, turn) {
