@@ -4,7 +4,7 @@ vision: accessible names, live regions that speak once, contrast, tap targets, r
 import shutil
 
 import pytest
-from test_game_page import SETUP_DROP, Phone, to_actions
+from test_game_page import Phone, to_actions, to_first_drop
 from test_language import open_phone, wait_title
 
 from firmware.sources import DEMO_DIR
@@ -47,6 +47,16 @@ CONTRAST = r"""
 """
 
 
+def listen(phone, element_id):
+    """Keep in ``window.said`` each text the element (a live region) changes to: what a screen
+    reader would say."""
+    phone.evaluate("""id => {
+        window.said = [];
+        const node = document.getElementById(id);
+        new MutationObserver(() => window.said.push(node.textContent))
+            .observe(node, { childList: true, characterData: true, subtree: true });
+    }""", element_id)
+
 def test_the_live_title_speaks_only_when_it_changes(served, browser):
     # "#now-title" is aria-live: a screen reader says it each time its text is replaced, so an
     # update that leaves the title as it was (another phone entering a sheet) must not touch it
@@ -54,12 +64,7 @@ def test_the_live_title_speaks_only_when_it_changes(served, browser):
     snap = to_actions(device.table)
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Ada's turn")
-    phone.evaluate("""() => {
-        window.said = [];
-        const title = document.getElementById('now-title');
-        new MutationObserver(() => window.said.push(title.textContent))
-            .observe(title, { childList: true, characterData: true, subtree: true });
-    }""")
+    listen(phone, "now-title")
     snap = device.table.command(snap["id"], snap["seq"],
                                 {"type": "sheet_goods", "player": "Ben", "goods": ["sugar"]})
     phone.wait_seq(snap["seq"])
@@ -88,10 +93,8 @@ def test_faded_rows_and_done_players_are_still_readable(served, browser):
     # a colour with no cube (the tray card, inside the tower) and a player who has acted are
     # shown fainter, but their words keep WCAG AA's 4.5:1 (opacity had made them 3.2:1 and 4:1)
     url, _, device = served
-    snap = device.table.new_game(["Ada", "Ben", "Cleo"], "Test")
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2},
-                    {"type": "tray_read", "tray": {"blue": 3, "white": 1, "red": 2}},  # no red left
+    snap = to_first_drop(device.table, ("Ada", "Ben", "Cleo"))
+    for command in ({"type": "tray_read", "tray": {"blue": 3, "white": 1, "red": 2}},  # no red left
                     {"type": "action", "player": "Ada", "choice": "gold"}):
         snap = device.table.command(snap["id"], snap["seq"], command)
     assert snap["state"]["cubes"]["tower"]["red"] == 0
@@ -119,10 +122,7 @@ def test_the_small_buttons_are_a_fingers_size(served, browser):
     # about 44 x 44 CSS px: the bump button on the Table card and a reading's Correct in the
     # history (both were 38 px high), a row's ✕ in an action form (it was 15 px wide)
     url, _, device = served
-    snap = device.table.new_game(["Ada", "Ben", "Cleo"], "Test")
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2}):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    snap = to_first_drop(device.table, ("Ada", "Ben", "Cleo"))
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Phase blue (round 1): drop the cubes")
     sizes = {"bump": phone.locator("#now-body button.bump").evaluate_all(SIZES)}
@@ -191,20 +191,12 @@ def test_a_new_reading_of_the_drop_is_said_once(served, browser):
     # while the card waits for a drop, its reading is a polite live region: a new reading is
     # said; another phone's update (a sheet entered) leaves it as it was, so it is not said again
     url, frames, device = served
-    snap = device.table.new_game(["Ada", "Ben"], "Test")
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2}):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    snap = to_first_drop(device.table)
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Phase blue (round 1): drop the cubes")
     reading = phone.locator("#now-reading")
     assert reading.get_attribute("aria-live") == "polite"
-    phone.evaluate("""() => {
-        window.said = [];
-        const box = document.getElementById('now-reading');
-        new MutationObserver(() => window.said.push(box.textContent))
-            .observe(box, { childList: true, characterData: true, subtree: true });
-    }""")
+    listen(phone, "now-reading")
     snap = device.table.command(snap["id"], snap["seq"],
                                 {"type": "sheet_goods", "player": "Ben", "goods": ["sugar"]})
     phone.wait_seq(snap["seq"])

@@ -6,7 +6,7 @@ import time
 
 import pytest
 from table_games import at_adas_black_turn_with_gold
-from test_game_page import SETUP_DROP, Phone, _game, game, to_actions
+from test_game_page import SETUP_DROP, Phone, _game, game, to_actions, to_first_drop
 
 from firmware.sources import DEMO_DIR
 
@@ -340,10 +340,7 @@ def test_the_bump_form_starts_empty_while_the_tray_shows_the_phases_own_drop(ser
     """During the actions the latest reading is the phase's own drop: a bump form filled with
     it would count those cubes twice. A newer reading (cubes that fell out since) fills it."""
     url, frames, device = served
-    snap = device.table.new_game(["Ada", "Ben"], "Test")
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2}):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    snap = to_first_drop(device.table)
     shutil.copy(DEMO_DIR / "drop02.jpg", frames / "a.jpg")
     drop = latest_reading(device)
     phase = {"type": "tray_read", "tray": drop["counts"]}

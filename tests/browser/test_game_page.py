@@ -83,16 +83,19 @@ def game(url, page):
     return page.request.get(f"{url}/api/game").json()
 
 
-def to_actions(table, players=("Ada", "Ben", "Cleo")):
-    """A game at its first player's turn in the blue phase of round 1."""
-    snap = table.new_game(list(players), "Test")
-    for command in (
-        {"type": "setup_drop_read", "tray": SETUP_DROP},
-        {"type": "pirate_revealed", "value": 2},
-        {"type": "tray_read", "tray": FIRST_TRAY},
-    ):
+def to_first_drop(table, players=("Ada", "Ben"), name="Test"):
+    """A game waiting for round 1's blue drop (set-up drop read, first pirate revealed)."""
+    snap = table.new_game(list(players), name)
+    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
+                    {"type": "pirate_revealed", "value": 2}):
         snap = table.command(snap["id"], snap["seq"], command)
     return snap
+
+
+def to_actions(table, players=("Ada", "Ben", "Cleo")):
+    """A game at its first player's turn in the blue phase of round 1."""
+    snap = to_first_drop(table, players)
+    return table.command(snap["id"], snap["seq"], {"type": "tray_read", "tray": FIRST_TRAY})
 
 
 def set_counts(form, counts):

@@ -3,7 +3,7 @@ later (Sheet view), read-only for a watching phone; and a bump recorded after a 
 before its reading."""
 
 import pytest
-from test_game_page import SETUP_DROP, Phone, set_counts
+from test_game_page import SETUP_DROP, Phone, set_counts, to_first_drop
 
 pytestmark = pytest.mark.browser
 
@@ -116,10 +116,7 @@ def test_a_bump_after_the_drop_before_the_reading(served, browser):
     """The rules take a bump between a phase's drop and its reading; the bumped cubes lie in the
     tray with the drop, so the reading must show them, and they wait for the next phase."""
     url, _, device = served
-    snap = device.table.new_game(["Ada", "Ben"], "Bump")
-    for command in ({"type": "setup_drop_read", "tray": SETUP_DROP},
-                    {"type": "pirate_revealed", "value": 2}):
-        snap = device.table.command(snap["id"], snap["seq"], command)
+    snap = to_first_drop(device.table, name="Bump")
     phone = Phone(browser, url, device.table_code.value)
     phone.wait_title("Phase blue (round 1): drop the cubes")
     phone.click("#now-body button.bump")
