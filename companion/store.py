@@ -6,7 +6,8 @@ appending on the same base collide on the key instead of both landing. A new gam
 first events are one transaction, so a crash never leaves a game without players. A write's
 idempotency key is stored on its last event in the same transaction, so a retried request is
 recognised even after a restart. An event the rules can no longer read is moved, not deleted, to
-``quarantined_events`` (see ``companion.recovery``).
+``quarantined_events`` (see ``companion.recovery``). Tray readings are bounded: the newest
+``keep_readings`` are kept, the newest ``keep_pictures`` of them with their pictures.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_idem_key ON events (idem_key)
     WHERE idem_key IS NOT NULL;
 """
 
+# Readings kept: the newest N with their numbers, and the newest few of them with their
+# pictures. A reading is ~750 bytes (0.5 MB an hour of play), a picture ~50 KB. Older ones are
+# deleted as new ones come; ids are never reused (AUTOINCREMENT), so a deleted reading reads as
+# an unknown one ("there is no tray reading #N") and reading marks keep their order.
+KEEP_READINGS = 5000
+KEEP_PICTURES = 200
+
 # SQLite's INTEGER is 64-bit signed; a larger id in a URL can name no row (and would raise).
 SQLITE_MAX_INT = 2**63 - 1
 
@@ -113,9 +121,15 @@ class SeqConflict(StoreError):
 class Store:
     """One SQLite file shared by the web threads and the camera loop (serialised by a lock)."""
 
-    def __init__(self, path: str | Path, keep_pictures: int = 200):
+    def __init__(
+        self, path: str | Path, keep_pictures: int = KEEP_PICTURES,
+        keep_readings: int = KEEP_READINGS,
+    ):
+        if keep_readings < 1:  # the newest reading is every event's mark (READING_MARK)
+            raise ValueError(f"keep_readings must be at least 1, got {keep_readings}")
         self.path = Path(path)
         self.keep_pictures = keep_pictures
+        self.keep_readings = keep_readings
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -150,17 +164,23 @@ class Store:
 
     # -- tray readings ---------------------------------------------------------------------
     def add_reading(self, frame_id: str, read_at: float, body: dict, picture: bytes | None) -> int:
-        with self._lock:
+        """Keep a reading; the oldest beyond ``keep_readings`` go, and pictures beyond
+        ``keep_pictures``, in the same transaction (NotSaved if the file refuses it)."""
+        with self._lock, self._transaction():
             cursor = self._db.execute(
                 "INSERT INTO readings (frame_id, read_at, body, picture) VALUES (?, ?, ?, ?)",
                 (frame_id, read_at, json.dumps(body), picture),
             )
-            # Pictures are large; keep only the recent ones, the numbers forever.
+            newest = cursor.lastrowid
+            # Ids follow each other (AUTOINCREMENT, and the newest row is never deleted), so
+            # the newest N are the ids above newest - N: two range steps on the primary key.
+            self._db.execute("DELETE FROM readings WHERE id <= ?", (newest - self.keep_readings,))
+            # Pictures are large; keep only the recent ones.
             self._db.execute(
                 "UPDATE readings SET picture = NULL WHERE picture IS NOT NULL AND id <= ?",
-                (cursor.lastrowid - self.keep_pictures,),
+                (newest - self.keep_pictures,),
             )
-            return cursor.lastrowid
+            return newest
 
     def latest_reading(self) -> tuple[int, dict] | None:
         with self._lock:

@@ -16,6 +16,7 @@ import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion.store import KEEP_PICTURES, KEEP_READINGS
 from firmware.panel import PanelConfig, PanelConfigError
 
 LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
@@ -94,6 +95,8 @@ class VisionConfig:
 @dataclass(frozen=True)
 class Config:
     data_dir: str = ""
+    # tray readings kept in the database, the newest; older ones are deleted as new ones come
+    keep_readings: int = KEEP_READINGS
     server: ServerConfig = field(default_factory=ServerConfig)
     camera: CameraConfig = field(default_factory=CameraConfig)
     watcher: WatcherConfig = field(default_factory=WatcherConfig)
@@ -191,6 +194,13 @@ def load_config(path: str | Path | None) -> Config:
         raise ConfigError(
             f"{path} [server]: mdns_name {name!r} must be one name of letters, digits and "
             "hyphens, without '.local' (\"cubetower\" answers as cubetower.local), or \"\" for none"
+        )
+    if config.keep_readings < KEEP_PICTURES:
+        # the newest KEEP_PICTURES readings keep their pictures, and the phones' History shows
+        # the last few dozen: fewer would delete readings a phone still shows
+        raise ConfigError(
+            f"{path}: keep_readings must be at least {KEEP_PICTURES} (tray readings kept; "
+            f"about 750 bytes each), got {config.keep_readings}"
         )
     check_camera(config, str(path))
     check_watcher(config, str(path))

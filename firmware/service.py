@@ -575,7 +575,7 @@ def build_device(
 
 
 def _compose(config, source, detector, notifier, panel, buttons, pin_factory, streams):
-    store = Store(config.data_path / "cubetower.sqlite")
+    store = Store(config.data_path / "cubetower.sqlite", keep_readings=config.keep_readings)
     try:
         return _wire(
             config, source, detector, notifier, panel, buttons, pin_factory, streams, store

@@ -21,8 +21,8 @@ ZERO = dict.fromkeys(SETUP_DROP, 0)
 class Table:
     """A table with a tray board the tests publish readings to, and a phone (test client)."""
 
-    def __init__(self, path):
-        self.store = Store(path)
+    def __init__(self, path, **store_options):
+        self.store = Store(path, **store_options)
         self.hub = Hub()
         self.board = TrayBoard(self.store, self.hub)
         self.table = GameTable(self.store, self.hub)
@@ -155,6 +155,30 @@ def test_a_reading_must_be_one_the_device_made_with_the_same_counts(t):
     response = t.send(game, {"type": PHASE, "tray": ZERO}, reading=error, confirmed=True)
     assert response.status_code == 400 and "could not be read" in response.get_json()["error"]
     assert t.game()["seq"] == game["seq"]
+
+
+def test_a_reading_no_longer_kept_is_refused_as_an_unknown_one(tmp_path):
+    """The store keeps the newest readings only: a phone that sends an older one's number (a
+    page left open for hours) hears what it would for a number the device never gave."""
+    t = Table(tmp_path / "db.sqlite", keep_readings=3)
+    try:
+        game = to_first_phase(t)
+        old = t.read({"blue": 2})
+        for n in range(3):
+            t.read({"blue": 1, "red": n})
+        assert t.store.reading(old) is None
+        pruned = t.send(game, {"type": PHASE, "tray": {"blue": 2}}, reading=old)
+        unknown = t.send(game, {"type": PHASE, "tray": {"blue": 2}}, reading=old + 50)
+        assert pruned.status_code == unknown.status_code == 400
+        assert pruned.get_json()["error"] == f"there is no tray reading #{old}"
+        assert t.client.get(f"/api/tray/picture/{old}.jpg").status_code == 404
+        assert t.game()["seq"] == game["seq"]
+        fresh = t.read({"blue": 2})  # a new reading still starts the phase: ids kept growing
+        assert fresh > old + 3
+        game = t.ok(game, {"type": PHASE, "tray": {"blue": 2}}, reading=fresh)
+        assert game["state"]["stage"] == "actions"
+    finally:
+        t.store.close()
 
 
 def test_the_panels_next_button_cannot_reuse_a_reading(t):

@@ -31,6 +31,64 @@ def test_only_recent_pictures_are_kept(store):
     assert [body["i"] for _, body in store.recent_readings(10)] == [3, 2, 1, 0]
 
 
+def kept_ids(store) -> list[int]:
+    return sorted(i for i, _ in store.recent_readings(10**6))
+
+
+def test_only_the_newest_readings_are_kept_and_ids_keep_growing(tmp_path):
+    path = tmp_path / "db.sqlite"
+    store = Store(path, keep_pictures=2, keep_readings=5)
+    ids = [store.add_reading(f"f{i}", float(i), {"i": i}, b"p") for i in range(12)]
+    assert ids == sorted(set(ids))
+    assert kept_ids(store) == ids[-5:]
+    assert store.reading(ids[0]) is None and store.picture(ids[0]) is None
+    assert store.reading(ids[-1]) == {"i": 11}
+    assert [store.picture(i) for i in ids[-3:]] == [None, b"p", b"p"]
+    game = store.create_game("g", [{"type": "a"}])
+    assert store.reading_mark(game, 0) == ids[-1]  # the newest reading is never deleted
+    store.close()
+    # reopened (a restart): ids go on from the last one ever given, never from a deleted one
+    store = Store(path, keep_pictures=2, keep_readings=5)
+    more = [store.add_reading(f"g{i}", 0.0, {"j": i}, None) for i in range(3)]
+    assert more == list(range(ids[-1] + 1, ids[-1] + 4))
+    assert kept_ids(store) == ids[-2:] + more
+    store.close()
+
+
+def test_a_smaller_cap_prunes_an_older_file_at_the_next_reading(tmp_path):
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    ids = [store.add_reading(f"f{i}", 0.0, {}, None) for i in range(30)]
+    store.close()
+    store = Store(path, keep_readings=4)
+    assert len(kept_ids(store)) == 30
+    newest = store.add_reading("new", 0.0, {}, None)
+    assert kept_ids(store) == [*ids[-3:], newest]
+    store.close()
+    with pytest.raises(ValueError, match="keep_readings must be at least 1"):
+        Store(path, keep_readings=0)
+
+
+def test_the_data_file_stops_growing_once_the_cap_is_reached(tmp_path):
+    """Deleted readings free their pages and SQLite fills them again: the file levels off."""
+    path = tmp_path / "db.sqlite"
+    store = Store(path, keep_pictures=20, keep_readings=200)
+    body = {"counts": {"blue": 3, "red": 1}, "cubes": [{"x": i, "y": i} for i in range(12)]}
+
+    def fill(n: int) -> int:
+        for _ in range(n):
+            store.add_reading("f", 0.0, body, b"j" * 20_000)
+        store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return path.stat().st_size
+
+    at_cap = fill(200)
+    sizes = [fill(100) for _ in range(4)]  # up to 3x the cap
+    assert len(kept_ids(store)) == 200
+    assert max(sizes) <= at_cap * 1.1, (at_cap, sizes)
+    assert sizes[-1] == sizes[-2], sizes
+    store.close()
+
+
 def test_events_append_in_order_and_refuse_a_stale_base(store):
     game = store.create_game("test", [{"type": "a"}])
     assert store.append_events(game, 1, [{"type": "b"}, {"type": "c"}]) == 3

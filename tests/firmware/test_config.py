@@ -30,6 +30,11 @@ def test_a_full_file_is_read_into_types(tmp_path):
     assert config.panel.enabled is False and config.panel.read_now_pin == 17
 
 
+def test_the_readings_kept_are_a_top_level_setting(tmp_path):
+    assert Config().keep_readings == 5000
+    assert load_config(write(tmp_path, "keep_readings = 20000\n")).keep_readings == 20000
+
+
 def test_stream_slots_and_api_threads_are_set_apart(tmp_path):
     config = load_config(write(tmp_path, "[server]\nthreads = 4\nstreams = 80\n"))
     assert (config.server.threads, config.server.streams) == (4, 80)
@@ -176,6 +181,10 @@ def test_camera_settings_that_cannot_work_are_refused_at_start(tmp_path, text, m
         ("[camera]\ncapture_timeout_seconds = nan\n", "must be a finite number"),
         ("[camera]\nlens_height_mm = inf\n", "'lens_height_mm' must be a finite number"),
         ("[watcher]\nstill_seconds = -inf\n", "must be a finite number"),
+        # fewer readings than those keeping their pictures (and a reading is every event's mark)
+        ("keep_readings = 199\n", r"keep_readings must be at least 200 .*got 199"),
+        ("keep_readings = 0\n", "keep_readings must be at least 200"),
+        ('keep_readings = "5000"\n', "'keep_readings' must be int"),
     ],
 )
 def test_numbers_that_cannot_work_are_refused_at_start(tmp_path, text, message):
@@ -195,6 +204,7 @@ def test_numbers_that_cannot_work_are_refused_at_start(tmp_path, text, message):
         "[watcher]\npoll_seconds = 9.9\n",
         "[vision]\npicture_width = 1\n",
         "[vision]\npicture_width = 4000\n",
+        "keep_readings = 200\n",
     ],
 )
 def test_the_smallest_numbers_that_work_are_accepted(tmp_path, text):
