@@ -298,3 +298,45 @@ def test_an_action_buttons_name_is_its_words_then_its_colour(served, browser, la
         assert button.aria_snapshot() == f'- button "{name}"'
     assert errors == []
     context.close()
+
+
+def active(page, selector):
+    """Whether the element with the keyboard's focus matches ``selector``."""
+    return page.evaluate("s => !!document.activeElement && document.activeElement.matches(s)",
+                         selector)
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_a_table_that_scrolls_sideways_is_reached_and_scrolled_with_the_keys(served, browser,
+                                                                             lang):
+    # on a 320 px phone the four players' table is wider than the screen and scrolls sideways in
+    # its own box (as the score sheet does later in a game): a player on a keyboard (or a
+    # switch) reaches that box with Tab, hears what it is, sees where the focus is, and scrolls
+    # it with the arrow keys
+    url, _, device = served
+    to_actions(device.table, ("Ada", "Benedikt", "Cleopatra", "Dan"))
+    context, page, errors = open_phone(browser, url, lang, device.table_code.value)
+    page.set_viewport_size({"width": 320, "height": 640})
+    page.wait_for_function("() => document.body.dataset.stage === 'actions'")
+    page.click("#views a[data-view='sheet']")
+    box = page.locator(".scroll:has(> #players)")
+    assert box.evaluate("b => b.scrollWidth > b.clientWidth + 20")
+    name = {"en": "Players, scrolls sideways", "de": "Spieler, seitlich scrollbar"}
+    region = page.get_by_role("region", name=name[lang])
+    assert region.count() == 1
+    assert region.evaluate("r => r.contains(document.getElementById('players'))")
+    page.focus("header .lang-switch >> nth=-1")  # the header's last control: the view is next
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if active(page, ".scroll:has(> #players)"):
+            break
+    assert active(page, ".scroll:has(> #players)")
+    outline = box.evaluate(
+        "b => [getComputedStyle(b).outlineStyle, getComputedStyle(b).outlineWidth]")
+    assert outline[0] not in ("none", "auto") and float(outline[1].removesuffix("px")) >= 2, outline
+    assert box.evaluate("b => b.scrollLeft") == 0
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "() => document.querySelector('.scroll:has(> #players)').scrollLeft > 0")
+    assert errors == []
+    context.close()
