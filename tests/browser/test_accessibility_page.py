@@ -340,3 +340,55 @@ def test_a_table_that_scrolls_sideways_is_reached_and_scrolled_with_the_keys(ser
         "() => document.querySelector('.scroll:has(> #players)').scrollLeft > 0")
     assert errors == []
     context.close()
+
+
+def test_an_opened_form_takes_the_focus_and_gives_it_back(served, browser):
+    # a screen reader or a keyboard was left on the button that opened a form, not in the form;
+    # the form's Cancel or its sending left the focus nowhere (on the page's body)
+    url, _, device = served
+    snap = to_first_drop(device.table)
+    phone = Phone(browser, url, device.table_code.value)
+    phone.wait_title("Phase blue (round 1): drop the cubes")
+    bump = "#now-body button.bump"
+    phone.focus(bump)
+    phone.keyboard.press("Enter")  # a form with no heading: the form itself takes the focus
+    assert active(phone, "#now-body .counts-form")
+    phone.keyboard.press("Tab")  # and the next Tab goes into its fields
+    assert active(phone, "#now-body .counts-form button, #now-body .counts-form input")
+    phone.click("#now-body .counts-form button:text('Cancel')")
+    assert phone.locator("#now-body .counts-form").count() == 0
+    assert active(phone, bump)
+
+    snap = device.table.command(snap["id"], snap["seq"],
+                                {"type": "tray_read", "tray": {"blue": 3, "white": 1}})
+    phone.wait_title("Ada's turn")
+    phone.wait_for_timeout(600)  # past the moment the page holds its buttons after a change
+    blue = ".action-btn[data-colour='blue']"
+    phone.click(blue)
+    assert active(phone, ".action-form h3")  # its heading: a phone's keyboard stays down
+    assert phone.locator(".action-form h3").get_attribute("tabindex") == "-1"
+    phone.click(".action-form button:text('Cancel')")
+    assert active(phone, blue)
+    phone.focus(blue)
+    phone.keyboard.press("Enter")
+    assert active(phone, ".action-form h3")
+    phone.click(".action-form button[type=submit]")
+    phone.wait_title("Ben's turn")  # Ada's buttons are gone: the card's title says what now
+    phone.wait_for_function("() => document.activeElement.id === 'now-title'")
+
+    # a form opened again when another phone's change redraws its list does not take the
+    # focus from where this phone's player is
+    phone.click("#views a[data-view='history']")
+    correct = f"#game-log li[data-n='{snap['seq']}'] button.correct"
+    phone.click(correct)
+    assert active(phone, "#game-log .counts-form")
+    device_view = "#views a[data-view='device']"
+    phone.focus(device_view)
+    snap = device.table.command(snap["id"], snap["seq"] + 1,
+                                {"type": "sheet_goods", "player": "Ben", "goods": ["sugar"]})
+    phone.wait_seq(snap["seq"])
+    assert phone.locator("#game-log .counts-form").count() == 1
+    assert active(phone, device_view)
+    phone.click("#game-log .counts-form button:text('Cancel')")
+    assert active(phone, correct)
+    phone.close()

@@ -165,8 +165,11 @@ window.CT = window.CT || {};
   // extra: {reading: id} when the counts are a camera reading's, not typed by hand
   async function send(command, near, extra) {
     if (!shown || shown.id === null) return;
+    const form = near && near.closest("form");
+    const card = form && form.closest(".card");
     const game = await post(`/api/game/${shown.id}/command`, { base: shown.seq, command, ...extra }, near);
     if (game) render(game);
+    if (form) focusAfter(form, card);
   }
   CT.send = send;
   CT.post = post;
@@ -187,10 +190,45 @@ window.CT = window.CT || {};
     return form;
   }
 
-  // Opens a form below `holder`, replacing whatever form was open there.
-  function openIn(holder, form) {
-    holder.replaceChildren(form); // no focus: a phone's keyboard would cover the form
+  // Opens a form below `holder`, replacing whatever form was open there. The player's tap (or
+  // key) on its button, `event`, moves the focus into the form, so a screen reader or a keyboard
+  // goes on in it: to its heading, or the form itself, never a field, whose phone keyboard would
+  // cover the form. A form the page opens again itself (drawn anew after another phone's change)
+  // leaves the focus where it is.
+  const openers = new WeakMap(); // each form opened by a button: that button
+  function openIn(holder, form, event) {
+    const opener = event && event.currentTarget;
+    if (opener) openers.set(form, opener);
+    holder.replaceChildren(form);
     form.scrollIntoView({ block: "nearest" });
+    const target = form.querySelector("h3") || form;
+    target.tabIndex = -1;
+    if (event && event.isTrusted) target.focus({ preventScroll: true });
+  }
+
+  // Its Cancel closes it: the focus goes back to the button that opened it.
+  function closeIn(holder) {
+    const form = holder.firstElementChild;
+    const active = document.activeElement;
+    const inside = !active || active === document.body || (form && form.contains(active));
+    holder.replaceChildren();
+    const opener = form && openers.get(form);
+    if (inside && opener && opener.isConnected && !opener.disabled) opener.focus();
+  }
+
+  // A form gone once it was sent (the card is drawn anew for what comes next) took the focus
+  // with it, to nowhere: back to the button that opened it where that is still there, else to
+  // the heading of its card (the Table card's says what now).
+  function focusAfter(form, card) {
+    const active = document.activeElement;
+    if (form.isConnected || (active && active !== document.body)) return;
+    const opener = openers.get(form);
+    if (opener && opener.isConnected && !opener.disabled) { opener.focus(); return; }
+    const heading = card && card.isConnected && card.querySelector("h2");
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus({ preventScroll: true });
+    }
   }
 
   function trayNow() {
@@ -325,8 +363,8 @@ window.CT = window.CT || {};
     const edit = el("button", {
       type: "button", class: "secondary edit-counts", text: kind === "setup_drop_read" ? t("Enter counts by hand") : t("Edit the counts first"),
       dataset: { opens: keep },
-      onclick: () => openIn(holder, keeping(keep, CT.countsForm(trayNow().counts, countsText,
-        (counts, button) => send({ type: kind, tray: counts }, button), () => holder.replaceChildren(), bounds))),
+      onclick: (e) => openIn(holder, keeping(keep, CT.countsForm(trayNow().counts, countsText,
+        (counts, button) => send({ type: kind, tray: counts }, button), () => closeIn(holder), bounds)), e),
     });
     // "Nothing fell": the players' own word that the phase has no cubes (the device asks first)
     const nothing = kind === "tray_read" ? el("button", {
@@ -380,8 +418,8 @@ window.CT = window.CT || {};
     const offer = state.offer || {};
     const choices = (opts ? opts.actions : []).map((action) => el("button", {
       type: "button", class: `cmd action-btn ${action.colour}`, dataset: { colour: action.colour, via: action.via },
-      onclick: () => openIn(holder, CT.actionForm(game, player, action,
-        (command, button) => send(command, button), () => holder.replaceChildren())),
+      onclick: (e) => openIn(holder, CT.actionForm(game, player, action,
+        (command, button) => send(command, button), () => closeIn(holder)), e),
     }, CT.swatch(action.colour), el("span", { class: "action-name", text: action.name }),
     action.via !== "tray" ? el("span", { class: "via", text: action.via === "white" ? t("white cubes as joker") : t("via green/red token") }) : null,
     el("b", { class: "ap", text: t("{n} AP", { n: action.ap }) }),
@@ -465,10 +503,8 @@ window.CT = window.CT || {};
     const sheet = game.score_sheet;
     // the next game starts here too (not only under "More"): it is what the table does next
     const holder = el("div", { class: "form-holder" });
-    const next = bigButton(t("Start a new game…"), () => {
-      holder.replaceChildren(newGameForm(() => holder.replaceChildren()));
-      holder.scrollIntoView({ block: "nearest" });
-    }, "over-new-game");
+    const next = bigButton(t("Start a new game…"), (e) => openIn(holder, newGameForm(() => closeIn(holder)), e),
+      "over-new-game");
     return panel(null,
       el("p", { class: "winner", text: t("{player} wins!", { player: sheet.winner }) }),
       el("ol", { class: "ranking" }, rankingItems(sheet)),
@@ -556,18 +592,18 @@ window.CT = window.CT || {};
     const open = el("button", {
       type: "button", class: "secondary small bump",
       text: t("Cubes fell out early (bump)"),
-      onclick: () => {
+      onclick: (e) => {
         // prefilled only from a reading newer than this phase's start: the phase's own drop (or
         // an older tray) is not a bump, and recording it would count those cubes twice
         const tray = trayNow();
         const start = afterDrop || staleReading(tray) ? {} : tray.counts;
         const form = CT.countsForm(start, t("Record the bumped cubes"),
-          (counts, button) => send({ type: "bump_read", tray: counts }, button), () => holder.replaceChildren(),
+          (counts, button) => send({ type: "bump_read", tray: counts }, button), () => closeIn(holder),
           shown && shown.state.vision_bounds);
         if (afterDrop) {
           form.prepend(el("p", { class: "muted", text: t("Count only the cubes that fell out early, not this phase's drop. They stay in the tray for the next phase: the reading of this drop must still show them.") }));
         }
-        openIn(holder, form);
+        openIn(holder, form, e);
       },
     });
     return el("div", { class: "bump-box" }, open, holder);
@@ -601,7 +637,10 @@ window.CT = window.CT || {};
     const holder = el("div", { class: "form-holder" });
     out.push(el("button", {
       type: "button", class: "secondary new-game-open", text: t("Start a new game…"),
-      onclick: () => { newGameOpen = true; holder.replaceChildren(newGameForm(() => { newGameOpen = false; holder.replaceChildren(); })); },
+      onclick: (e) => {
+        newGameOpen = true;
+        openIn(holder, newGameForm(() => { newGameOpen = false; closeIn(holder); }), e);
+      },
     }), holder);
     return out;
   }
@@ -637,8 +676,10 @@ window.CT = window.CT || {};
           { game: name, now: nowTitle(shown.state) });
         if (!await CT.ask(question, t("Start the new game"), t("Keep playing"))) return;
       }
+      const card = form.closest(".card");
       const game = await post("/api/game", body, button, true);
       if (game) { newGameOpen = false; render(game, true); }
+      focusAfter(form, card);
     });
     return form;
   }
@@ -816,9 +857,9 @@ window.CT = window.CT || {};
         li.append(" ", el("button", {
           type: "button", class: "secondary small correct", "aria-label": t("Correct reading #{n}", { n: h.n }), text: t("Correct"),
           dataset: { opens: keep },
-          onclick: () => openIn(holder, keeping(keep, CT.countsForm(h.tray, t("Correct reading #{n}", { n: h.n }),
+          onclick: (e) => openIn(holder, keeping(keep, CT.countsForm(h.tray, t("Correct reading #{n}", { n: h.n }),
             (counts, button) => send({ type: "tray_corrected", target: h.n, tray: counts }, button),
-            () => holder.replaceChildren(), h.bounds))),
+            () => closeIn(holder), h.bounds)), e),
         }), holder);
       }
       return li;
@@ -859,7 +900,20 @@ window.CT = window.CT || {};
     }
     button.click();
     const form = $("now-body").querySelector(".action-form");
-    if (form) CT.restoreForm(form, carried.state);
+    if (!form) return;
+    CT.restoreForm(form, carried.state);
+    focusAt(form, carried.focus);
+  }
+
+  // Where in a form the focus is (the form itself, its heading, a field, a button), as a place
+  // to focus again in the same form drawn anew (null: not in it).
+  function focusPlace(form) {
+    const place = [form, ...form.querySelectorAll("*")].indexOf(document.activeElement);
+    return place < 0 ? null : place;
+  }
+  function focusAt(form, place) {
+    const node = place === null ? null : [form, ...form.querySelectorAll("*")][place];
+    if (node) node.focus({ preventScroll: true });
   }
 
   // The other half-filled forms in `box` (a pirate marker's value, counts typed by hand, a
@@ -867,8 +921,7 @@ window.CT = window.CT || {};
   // what this phone's player was typing must not go with it. The field being typed in too.
   function keptForms(box) {
     return [...box.querySelectorAll("form[data-keep]")].map((form) => ({
-      key: form.dataset.keep, state: CT.formState(form),
-      focus: [...form.querySelectorAll("input, select, textarea")].indexOf(document.activeElement),
+      key: form.dataset.keep, state: CT.formState(form), focus: focusPlace(form),
     }));
   }
 
@@ -884,8 +937,7 @@ window.CT = window.CT || {};
       }
       if (!form) continue;
       CT.restoreForm(form, state);
-      const field = form.querySelectorAll("input, select, textarea")[focus];
-      if (field) field.focus({ preventScroll: true });
+      focusAt(form, focus);
     }
   }
 
@@ -935,7 +987,7 @@ window.CT = window.CT || {};
     const key = situationKey(game);
     if (key !== shownKey) {
       const open = $("now-body").querySelector(".action-form");
-      const carried = open ? { key: open.dataset.key, state: CT.formState(open),
+      const carried = open ? { key: open.dataset.key, state: CT.formState(open), focus: focusPlace(open),
         title: open.querySelector("h3").textContent.trim() } : null;
       const kept = keptForms($("now-body"));
       clearRefusals();
