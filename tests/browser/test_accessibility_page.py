@@ -120,7 +120,8 @@ SIZES = "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClie
 
 def test_the_small_buttons_are_a_fingers_size(served, browser):
     # about 44 x 44 CSS px: the bump button on the Table card and a reading's Correct in the
-    # history (both were 38 px high), a row's ✕ in an action form (it was 15 px wide)
+    # history (both were 38 px high), a row's ✕ in an action form (it was 15 px wide), the
+    # header's language switch and table code
     url, _, device = served
     snap = to_first_drop(device.table, ("Ada", "Ben", "Cleo"))
     phone = Phone(browser, url, device.table_code.value)
@@ -135,7 +136,10 @@ def test_the_small_buttons_are_a_fingers_size(served, browser):
     phone.click(".action-btn[data-colour='blue']")
     phone.click(".action-form button.add")
     sizes["remove"] = phone.locator(".action-form button.remove").evaluate_all(SIZES)
-    assert [len(found) for found in sizes.values()] == [1, 1, 2]
+    # the header's language switch and table code (both were 25 px high)
+    sizes["language"] = phone.locator("header .lang-switch").evaluate_all(SIZES)
+    sizes["code"] = phone.locator("header #code-chip").evaluate_all(SIZES)
+    assert [len(found) for found in sizes.values()] == [1, 1, 2, 2, 1]
     for name, found in sizes.items():
         for width, height in found:
             assert width >= 44 and height >= 44, (name, width, height)
@@ -183,6 +187,32 @@ def test_the_page_fits_the_phone_at_twice_the_text_size(served, browser, lang):
     header = page.locator("header")
     assert (header.evaluate("h => getComputedStyle(h).position") != "sticky"
             or header.bounding_box()["height"] <= 0.2 * screen["height"])
+    assert errors == []
+    context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_headers_taps_fit_a_narrow_phone_at_twice_the_text_size(served, browser, lang):
+    # the language switch and the table code, now 44 px high, on a 320 px phone at the text
+    # size it came with and at 200 %: each whole on the screen (the switch's two languages go
+    # onto two lines rather than past the screen's edge), and nothing else pushed past it
+    url, _, device = served
+    device.table.new_game(["Ada", "Ben", "Cleo"], "Thursday at Anna's")
+    context, page, errors = open_phone(browser, url, lang, device.table_code.value)
+    page.set_viewport_size({"width": 320, "height": 640})
+    for size in (16, 32):
+        if size == 32:
+            context.new_cdp_session(page).send("Page.setFontSizes",
+                                               {"fontSizes": {"standard": 32, "fixed": 26}})
+            page.reload()
+        page.wait_for_selector("#code-chip", state="visible")
+        controls = page.locator("header :is(#code-chip, .lang-switch)")
+        assert controls.count() == 3
+        for box in controls.evaluate_all(
+                "els => els.map(e => e.getBoundingClientRect().toJSON())"):
+            assert box["left"] >= 0 and box["right"] <= 320, (size, box)
+            assert box["width"] >= 44 and box["height"] >= 44, (size, box)
+        assert page.evaluate(PAST_THE_EDGE) == [], size
     assert errors == []
     context.close()
 
