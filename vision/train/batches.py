@@ -11,6 +11,9 @@ so no two workers make the same batch.
 
 from __future__ import annotations
 
+import atexit
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,15 +125,43 @@ class BatchStream(IterableDataset):
     def __iter__(self):
         worker = get_worker_info()
         if worker is not None:
-            # no OpenCV thread pool in a worker: the workers are the parallelism, and a pool's
-            # threads still running when the worker exits abort it
-            cv2.setNumThreads(0)
+            cv2.setNumThreads(0)  # no OpenCV thread pool in a worker: workers are the parallelism
         items = self.items if self.items is not None else cache_samples(self.samples, self.size)
         rng = np.random.default_rng([self.seed, 0 if worker is None else worker.id + 1])
         weights = crowd_weights(items, self.draws.crowd)
         while True:
             idx = draw(rng, len(items), self.batch, weights)
             yield make_batch([items[i] for i in idx], rng, size=self.size, draws=self.draws)
+
+
+FEEDER_WAIT_S = 2.0  # under the 5 s the DataLoader waits for a worker before it kills it
+
+
+def _wait_for_feeders() -> None:
+    """Wait (a while) for this process's multiprocessing queue feeder threads to finish.
+
+    Why: a DataLoader worker hands each batch to its queue's feeder thread, a daemon thread
+    that pickles it (copying the tensors to shared memory) and then frees it, and at shutdown
+    the worker returns without waiting for it. A spawned process then exits through Python's
+    finalization, which ends a daemon thread as soon as it next takes the interpreter lock; a
+    feeder still freeing the batch's tensors takes it inside PyTorch's C++ code, and the
+    thread's unwinding there calls std::terminate ("terminate called without an active
+    exception"): the worker dies of SIGABRT. It happened when the training stream was
+    dropped while a worker was making a batch (end of training, a new training set): in about
+    one test run in five here. Waiting before finalization lets the feeder finish; the
+    queue's ``close()`` at the worker's shutdown has already asked it to stop. The wait is
+    bounded: a feeder blocked on a full pipe (nobody reading) is left as before."""
+    deadline = time.monotonic() + FEEDER_WAIT_S
+    for t in threading.enumerate():
+        # the thread name CPython's multiprocessing.Queue gives its feeder (3.8 and later)
+        if t.name == "QueueFeederThread" and t is not threading.current_thread():
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+def _worker_started(worker_id: int) -> None:
+    """A batch worker's start: its feeder threads are waited for at its exit (before Python's
+    finalization, which atexit callbacks precede)."""
+    atexit.register(_wait_for_feeders)
 
 
 def batches(samples: list[Sample], items: list[Cached] | None, batch: int, size: tuple[int, int],
@@ -142,4 +173,5 @@ def batches(samples: list[Sample], items: list[Cached] | None, batch: int, size:
     if workers <= 0:
         return iter(stream)
     return iter(DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,
-                           pin_memory=pin_memory, multiprocessing_context="spawn"))
+                           pin_memory=pin_memory, multiprocessing_context="spawn",
+                           worker_init_fn=_worker_started))
