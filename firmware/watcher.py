@@ -192,7 +192,7 @@ class TrayWatcher:
             else:
                 log.debug("could not read frame %s either: %s", frame.frame_id, message)
             self._read_error = message
-            self.sink.publish_error(frame.frame_id, message)
+            self._publish_error(frame.frame_id, message)
             self.sink.set_status("error", message, source=self.source.name)
             return True
         self._read_error = None
@@ -233,8 +233,16 @@ class TrayWatcher:
         log.warning("camera problem: %s", message)
         self._last_error = message
         self._errors += 1
-        self.sink.publish_error(f"error-{self._errors}", message)
+        self._publish_error(f"error-{self._errors}", message)
         return True
+
+    def _publish_error(self, frame_id: str, message: str) -> None:
+        """Replace the phones' reading by the problem; a data file that refuses it (a full
+        card) leaves the problem said by the status alone, not a traceback per frame."""
+        try:
+            self.sink.publish_error(frame_id, message)
+        except StoreError as exc:
+            log.warning("could not save the problem %r: %s", message, exc)
 
     def seconds_without_picture(self) -> float:
         return max(0.0, self.clock() - self._last_picture_at)

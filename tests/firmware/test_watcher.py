@@ -343,3 +343,24 @@ def test_a_reading_the_card_cannot_save_is_said_and_the_tray_read_again_later():
     assert [r[0] for r in sink.readings] == ["a"] and sink.states[-1] == "read"
     watcher.step()
     assert len(sink.readings) == 1 and watcher.health()["ok"]
+
+
+def test_a_problem_the_card_cannot_save_is_still_said_by_the_status(caplog):
+    """A full card while the camera fails: no traceback per frame, the problem still shown."""
+    class FullCard(RecordingSink):
+        def publish_error(self, frame_id, message):
+            raise NotSaved("the device could not save this (database or disk is full)")
+
+    def picky(image):
+        raise VisionError("tray not found")
+
+    lost = FrameError("webcam 0 gave no frame")
+    sink = FullCard()
+    watcher = TrayWatcher(ScriptedSource(["a", lost, lost]), picky, sink)
+    assert watcher.step() is True
+    assert sink.states[-1] == "error" and sink.messages[-1] == "tray not found"
+    assert watcher.health()["problem"].endswith("tray not found")
+    assert watcher.step() is True and watcher.step() is False  # said once while it lasts
+    assert sink.states[-1] == "error" and "webcam 0" in str(sink.messages[-1])
+    saved = [r for r in caplog.records if "could not save the problem" in r.getMessage()]
+    assert len(saved) == 2 and not any(r.exc_info for r in caplog.records)
