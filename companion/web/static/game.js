@@ -402,11 +402,20 @@ window.CT = window.CT || {};
       el("td", { text: r.fought_off ? t("fought off") : t("−{n} VP", { n: r.vp_lost }) }),
       gold ? el("td", { text: r.gold ? `+${r.gold}` : "" }) : null));
     const heads = [t("Player"), t("Cannons"), t("Result"), ...(gold ? [t("Gold")] : [])];
+    const title = t("Pirates in round {round}: strength {strength}", { round: attack.round, strength: attack.strength });
     return el("div", { class: "attack" },
-      el("h3", { text: t("Pirates in round {round}: strength {strength}", { round: attack.round, strength: attack.strength }) }),
-      el("table", { class: "grid small" },
+      el("h3", { text: title }),
+      scrollBox(title, el("table", { class: "grid small" },
         el("thead", {}, el("tr", {}, heads.map((h) => el("th", { scope: "col", text: h })))),
-        el("tbody", {}, rows)));
+        el("tbody", {}, rows))));
+  }
+
+  // A table that can be wider than a narrow phone (long names, large text) scrolls sideways in
+  // its own box, as the page's other tables do (index.html): the box takes the focus, so arrow
+  // keys scroll it, and a screen reader names it.
+  function scrollBox(name, table) {
+    return el("div", { class: "scroll", tabindex: "0", role: "region",
+      "aria-label": t("{table}, scrolls sideways", { table: name }) }, table);
   }
 
   function actionsCard(game) {
@@ -480,10 +489,10 @@ window.CT = window.CT || {};
     const button = el("button", { type: "submit", class: "cmd primary", text: t("Score the game") });
     const form = el("form", { class: "final-form" },
       el("p", { text: t("Enter the highest VP reached or passed on each player's tracks (from the player sheets).") }),
-      el("table", { class: "grid" },
+      scrollBox(t("Final scoring"), el("table", { class: "grid" },
         el("thead", {}, el("tr", {}, el("th", { text: t("Player") }),
           needProgress ? el("th", { text: t("Progress VP") }) : null, needSpecial ? el("th", { text: t("Special VP") }) : null)),
-        el("tbody", {}, rows)),
+        el("tbody", {}, rows))),
       el("div", { class: "button-row" }, button));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
