@@ -1,7 +1,8 @@
 """Benchmark the cube counter on labelled pictures: ``python -m vision.bench DIR [DIR...]``.
 
 Why: "good enough" has to be a number, and a learned detector needs more numbers than a share
-of right trays: which cubes it misses or invents, whether its confidence means what it says,
+of right trays: which cubes it misses or invents (and how many of those misses the picture does
+not show at all: ``vision.train.unseen``), whether its confidence means what it says,
 whether it survives what real cameras do to a picture (``--perturb``), whether a table's
 confirmed drops help (``--calibrate``), and how fast it is on one core. Each DIR holds one
 ``labels.json`` or several in sub-folders (``vision.train.data.load_samples``); every picture
@@ -34,6 +35,7 @@ from vision.detector import MODEL_DIR, CubeDetector
 from vision.errors import VisionError
 from vision.overlay import TAGS, draw_overlay
 from vision.reading import COLOURS
+from vision.train import unseen
 from vision.train.data import (
     MATCH_RADIUS_FRAC,
     Sample,
@@ -105,13 +107,18 @@ class Tally:
         self.wrong: list[str] = []
         self.failures: list[str] = []
         self.outline = [0, 0, []]  # [found, of labelled, mean corner errors as % of the diagonal]
+        # clearly visible cubes the picture does not show (vision.train.unseen): [of them,
+        # missed]; pictures that could be judged so: [exact if those went either way, of]
+        self.unshown = [0, 0]
+        self.excused = [0, 0]
 
     def add(self, sample: Sample, name: str, mount: str, reading, error, size=None,
-            to_xy=None, zoom: float = 1.0) -> bool:
+            to_xy=None, zoom: float = 1.0, unshown: set[int] | None = None) -> bool:
         """Score one reading (None with ``error`` when it failed); whether it was exact.
         ``size``: the labelled picture's (w, h), which its ``visible_px`` are counted in (a
         resized copy has the same cubes barely visible); ``to_xy`` maps labelled positions
-        onto the picture counted, ``zoom`` times as wide."""
+        onto the picture counted, ``zoom`` times as wide; ``unshown``: which in-tray cubes
+        the picture does not show (``vision.train.unseen``), when that could be told."""
         self.n += 1
         tally = self.by_mount.setdefault(mount, [0, 0])
         tally[1] += 1
@@ -146,6 +153,8 @@ class Tally:
             if c.visible_px >= low and j not in found:
                 self.missed += 1
                 self.by_colour[2, c.colour] += 1
+        if unshown is not None:
+            self.add_unshown(reading.counts, fair, labelled, unshown, found)
         for i, cube in enumerate(reading.cubes):
             read = COLOURS.index(cube.colour)
             right = False
@@ -159,6 +168,17 @@ class Tally:
                 self.by_colour[3, read] += 1
             self.cubes.append((cube.confidence, right))
         return ok
+
+    def add_unshown(self, counts, fair, labelled, unshown: set[int], found: set[int]) -> None:
+        """Tally the cubes the picture does not show, and whether the tray would be exact if
+        they went either way (each lowers its colour's fewest by one)."""
+        self.unshown[0] += len(unshown)
+        self.unshown[1] += len(unshown - found)
+        loose = {c: list(v) for c, v in fair.items()}
+        for j in unshown:
+            loose[COLOURS[labelled[j].colour]][0] -= 1
+        self.excused[0] += is_exact(counts, {c: tuple(v) for c, v in loose.items()})
+        self.excused[1] += 1
 
     def add_outline(self, sample: Sample, reading, w: int, h: int) -> None:
         """How near the tray's outline came to the labelled floor corners (each found corner
@@ -176,6 +196,8 @@ class Tally:
         return {"n": self.n, "exact": self.exact, "failed": self.failed, "missed": self.missed,
                 "extra": self.extra, "wrong_colour": self.wrong_colour,
                 "clearly_visible": self.visible, "confusion": self.confusion.tolist(),
+                "unshown": {"cubes": self.unshown[0], "missed": self.unshown[1]},
+                "exact_if_unshown_either_way": {"exact": self.excused[0], "n": self.excused[1]},
                 "by_colour": {row: dict(zip(COLOURS, map(int, counts), strict=True))
                               for row, counts in zip(BY_COLOUR_ROWS, self.by_colour,
                                                      strict=True)},
@@ -305,6 +327,7 @@ class Bench:
             except VisionError as exc:
                 image, error = None, str(exc)
             ref, ref_error = self.reference(sample)
+            hidden = None if image is None or ref is None else unseen.unshown(sample, image, ref)
             for mode, tally in self.tallies.items():
                 name = f"{self.name(sample)} [{mode}]"
                 use = ref if mode == "ref" else None
@@ -319,7 +342,7 @@ class Bench:
                 reading, err, wall, cpu = _count(image, use, self.detector)
                 h, w = image.shape[:2]
                 self.sizes.add((w, h))
-                right = tally.add(sample, name, mount, reading, err, (w, h))
+                right = tally.add(sample, name, mount, reading, err, (w, h), unshown=hidden)
                 self.exact_plain[(sample.path, mode)] = (
                     right, reading is None or reading.uncertain)
                 if self.failures is not None and reading is not None and not right:
@@ -421,6 +444,12 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
         lines.append(f"cubes {MODES[mode]:<17}: missed {t.missed} of {t.visible} clearly "
                      f"visible, extra {t.extra}, wrong colour {t.wrong_colour}; "
                      f"failed pictures {t.failed}")
+    for mode, t in b.tallies.items():
+        if t.excused[1]:
+            lines.append(
+                f"unshown cubes {MODES[mode]:<17}: {t.unshown[0]} clearly visible cubes the "
+                f"picture does not show (vision.train.unseen), {t.unshown[1]} missed; exact "
+                f"trays if they may go either way {_pct(*t.excused)}")
     for mode, t in b.tallies.items():
         lines.append(f"confusion {MODES[mode]} (matched cubes; rows truth, columns read):")
         lines.append("  " + " " * 7 + "".join(f"{c[:6]:>7}" for c in COLOURS))

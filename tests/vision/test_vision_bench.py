@@ -48,6 +48,11 @@ def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
         assert n == 3
         assert re.search(rf"^cubes {mode}\s*: missed \d+ of \d+ clearly visible, extra \d+, "
                          r"wrong colour \d+; failed pictures 0$", out, re.MULTILINE)
+        unshown = _line(out, rf"^unshown cubes {mode}\s*: ")
+        assert re.search(r": \d+ clearly visible cubes the picture does not show .*, \d+ missed; "
+                         r"exact trays if they may go either way", unshown)
+        (ke, ne, _), = _shares(unshown)
+        assert ne == 3 and ke >= k  # each picture has its empty tray; excusing never loses
         flag = re.search(r"wrong trays said uncertain (\d+)/(\d+) = (?:n/a|\d+\.\d %); right "
                          r"trays said uncertain (\d+)/(\d+)",
                          _line(out, rf"^uncertain flag {mode}"))
@@ -143,6 +148,28 @@ def test_the_by_colour_rows_name_the_colour_a_wrong_tray_got_wrong():
     assert rows["missed"][black] == 1 and sum(rows["missed"]) == 1
     assert rows["extra"][blue] == 1 and sum(rows["extra"]) == 1
     assert tally.summary()["by_colour"]["missed"]["black"] == 1
+
+
+def test_cubes_the_picture_does_not_show_are_tallied_and_may_go_either_way_beside_the_rule():
+    black, red = COLOURS.index("black"), COLOURS.index("red")
+    truth = (LabelledCube(black, 100, 100, True, 900), LabelledCube(black, 300, 100, True, 900),
+             LabelledCube(red, 500, 300, True, 900))
+    sample = Sample(Path("s000/drop01.jpg"), "s000",
+                    {c: {"black": 2, "red": 1}.get(c, 0) for c in COLOURS}, truth, None, None,
+                    (1152, 648))
+    cubes = [Cube("black", 101, 99, 0.99, False), Cube("red", 500, 302, 0.99, False)]
+    reading = SimpleNamespace(counts={"black": 1, "red": 1}, cubes=cubes, uncertain=False,
+                              tray_corners=None)
+    tally = bench.Tally()
+    # the second black cube, missed, is one the picture does not show; the red one is shown
+    assert not tally.add(sample, "a", "?", reading, None, size=(1152, 648), unshown={1})
+    # the red cube is unshown but found; the missed black one is not excused
+    assert not tally.add(sample, "b", "?", reading, None, size=(1152, 648), unshown={2})
+    tally.add(sample, "c", "?", reading, None, size=(1152, 648))  # no empty tray to tell by
+    assert tally.exact == 0 and tally.missed == 3
+    summary = tally.summary()
+    assert summary["unshown"] == {"cubes": 2, "missed": 1}
+    assert summary["exact_if_unshown_either_way"] == {"exact": 1, "n": 2}
 
 
 def test_a_failure_picture_marks_the_missed_cube_and_the_wrong_colour_where_they_are():
