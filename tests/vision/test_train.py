@@ -78,7 +78,8 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         weights=tmp_path / "kept" / "w.pt", reload_every=0, warmup=2, init=None,
         input=(256, 160), device="auto", workers=2, save_every=3,
         views=["plain", "turned", "mirrored"],
-        augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128), precision="fp32", channels=None)
+        augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128), precision="fp32", channels=None,
+        unshown=True)
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")

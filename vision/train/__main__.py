@@ -87,7 +87,7 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
-    draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop)
+    draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop, unshown=args.unshown)
     if args.augment_on == "device":
         return DeviceBatches(items, args.batch, args.input, seed, args.device, draws)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
@@ -169,7 +169,7 @@ def _reload(args, samples: list[Sample], items: list[Cached] | None):
     fresh, _ = split_by_session(fresh, args.val_share, args.seed)
     if fresh:
         if items is not None:
-            items = items + cache_samples(fresh, args.input)
+            items = items + cache_samples(fresh, args.input, args.unshown)
         samples = samples + fresh
         print(f"added {len(fresh)} pictures: {len(samples)} of "
               f"{len({s.session for s in samples})} set-ups now", flush=True)
@@ -237,7 +237,8 @@ def train(args) -> dict:
           flush=True)
     t0 = time.time()
     # with batch workers, each worker fits the training pictures itself
-    train_items = cache_samples(train_samples, args.input) if args.workers <= 0 else None
+    train_items = (cache_samples(train_samples, args.input, args.unshown)
+                   if args.workers <= 0 else None)
     val_items = cache_samples(val_samples, args.input)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
@@ -371,6 +372,10 @@ def main(argv=None) -> int:
                     "way too")
     ap.add_argument("--crowd", type=float, default=0.0,
                     help="draw crowded trays more often: weight 1 + CROWD x cubes / mean cubes")
+    ap.add_argument("--unshown", action="store_true",
+                    help="a cube the picture does not show (vision.train.unseen: in deep "
+                    "shadow, labelled visible by geometry) is neither asked for nor punished, "
+                    "like a barely visible one")
     ap.add_argument("--mirror", type=share, default=0.0,
                     help="share of training pictures mirrored (any axis: mirrored, then turned)")
     ap.add_argument("--crop", type=input_size, metavar="WxH",

@@ -25,6 +25,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from vision.netinput import to_planes
 from vision.train.augment import Cached, augment, targets
 from vision.train.data import Sample
+from vision.train.unseen import unshown
 
 DEFAULT_INPUT = (512, 288)  # (width, height), the shipped model's; multiples of 32 (the stride)
 
@@ -40,11 +41,21 @@ class Draws:
     crowd: float = 0.0  # draw crowded trays more often (``crowd_weights``)
     mirror: float = 0.0  # the share of pictures mirrored (``augment.random_affine``)
     crop: tuple[int, int] | None = None  # random windows of this (w, h) (``augment.windowed``)
+    # cubes the picture does not show (``vision.train.unseen``) neither asked for nor punished
+    unshown: bool = False
 
 
-def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT) -> list[Cached]:
-    """Each picture (and its session's empty tray) fitted to the input scale once."""
+def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
+                  unshown_either_way: bool = False) -> list[Cached]:
+    """Each picture (and its session's empty tray) fitted to the input scale once.
+
+    ``unshown_either_way``: a clearly visible in-tray cube that the picture does not show
+    (``vision.train.unseen``: a cube in deep shadow, labelled visible by geometry) is kept
+    like a barely visible one, neither asked for nor punished. Why: asked for, it teaches the
+    network to put cubes into dark places it cannot see into, which is how shadows and gaps in
+    piles come to be read as black cubes."""
     empties: dict[Path, np.ndarray] = {}
+    full_empty: tuple[Path | None, np.ndarray | None] = (None, None)
     out = []
     for s in samples:
         img = cv2.imread(str(s.path), cv2.IMREAD_COLOR)
@@ -61,8 +72,17 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT) 
                 empties[s.empty_path] = cv2.resize(e, (nw, nh), interpolation=cv2.INTER_AREA)
             ref = empties[s.empty_path]
         low = s.low_visibility_px(w, h)
+        hidden: set[int] = set()
+        if unshown_either_way and s.empty_path is not None:
+            # judged at the picture's own size, where the labels' pixels are counted; a set-up's
+            # pictures come together, so only its empty tray at that size is kept
+            if full_empty[0] != s.empty_path:
+                full_empty = (s.empty_path, cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR))
+            in_tray = [i for i, c in enumerate(s.cubes) if c.in_tray]
+            hidden = {in_tray[j] for j in unshown(s, img, full_empty[1]) or ()}
         cubes = np.array([[c.x * scale, c.y * scale, c.colour, c.in_tray,
-                           float(c.visible_px >= low)] for c in s.cubes], np.float32)
+                           float(c.visible_px >= low and i not in hidden)]
+                          for i, c in enumerate(s.cubes)], np.float32)
         cubes = cubes.reshape(-1, 5)
         corners = None if s.corners is None else np.array(s.corners, np.float32) * scale
         out.append(Cached(small, ref, scale, cubes, corners))
@@ -126,7 +146,8 @@ class BatchStream(IterableDataset):
         worker = get_worker_info()
         if worker is not None:
             cv2.setNumThreads(0)  # no OpenCV thread pool in a worker: workers are the parallelism
-        items = self.items if self.items is not None else cache_samples(self.samples, self.size)
+        items = self.items if self.items is not None else cache_samples(
+            self.samples, self.size, self.draws.unshown)
         rng = np.random.default_rng([self.seed, 0 if worker is None else worker.id + 1])
         weights = crowd_weights(items, self.draws.crowd)
         while True:
