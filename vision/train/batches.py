@@ -52,8 +52,8 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
     ``unshown_either_way``: a clearly visible in-tray cube that the picture does not show
     (``vision.train.unseen``: a cube in deep shadow, labelled visible by geometry) is kept
     like a barely visible one, neither asked for nor punished. Why: asked for, it teaches the
-    network to put cubes into dark places it cannot see into, which is how shadows and gaps in
-    piles come to be read as black cubes."""
+    network to put cubes where the picture shows none, which may be why dark shadows and gaps
+    in piles are read as black cubes (not yet judged by a run: vision/README.md)."""
     empties: dict[Path, np.ndarray] = {}
     full_empty: tuple[Path | None, np.ndarray | None] = (None, None)
     out = []
