@@ -24,6 +24,7 @@ import json
 import resource
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import cv2
@@ -174,10 +175,9 @@ class Tally:
         they went either way (each lowers its colour's fewest by one)."""
         self.unshown[0] += len(unshown)
         self.unshown[1] += len(unshown - found)
-        loose = {c: list(v) for c, v in fair.items()}
-        for j in unshown:
-            loose[COLOURS[labelled[j].colour]][0] -= 1
-        self.excused[0] += is_exact(counts, {c: tuple(v) for c, v in loose.items()})
+        excused = Counter(COLOURS[labelled[j].colour] for j in unshown)
+        loose = {c: (lo - excused[c], hi) for c, (lo, hi) in fair.items()}
+        self.excused[0] += is_exact(counts, loose)
         self.excused[1] += 1
 
     def add_outline(self, sample: Sample, reading, w: int, h: int) -> None:
