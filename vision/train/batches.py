@@ -55,6 +55,8 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
     network to put cubes where the picture shows none, which may be why dark shadows and gaps
     in piles are read as black cubes (not yet judged by a run: vision/README.md)."""
     empties: dict[Path, np.ndarray] = {}
+    # a set-up's pictures come together: its empty tray at full size is read once and kept
+    # while they last (judging ``unshown`` needs it at the picture's own size)
     full_empty: tuple[Path | None, np.ndarray | None] = (None, None)
     out = []
     for s in samples:
@@ -67,17 +69,19 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
         small = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
         ref = None
         if s.empty_path is not None:
+            if full_empty[0] != s.empty_path and (unshown_either_way
+                                                  or s.empty_path not in empties):
+                full_empty = (s.empty_path, cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR))
+                if full_empty[1] is None:
+                    raise RuntimeError(f"cannot read {s.empty_path}")
             if s.empty_path not in empties:
-                e = cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR)
-                empties[s.empty_path] = cv2.resize(e, (nw, nh), interpolation=cv2.INTER_AREA)
+                empties[s.empty_path] = cv2.resize(full_empty[1], (nw, nh),
+                                                   interpolation=cv2.INTER_AREA)
             ref = empties[s.empty_path]
         low = s.low_visibility_px(w, h)
         hidden: set[int] = set()
         if unshown_either_way and s.empty_path is not None:
-            # judged at the picture's own size, where the labels' pixels are counted; a set-up's
-            # pictures come together, so only its empty tray at that size is kept
-            if full_empty[0] != s.empty_path:
-                full_empty = (s.empty_path, cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR))
+            # judged at the picture's own size, where the labels' pixels are counted
             in_tray = [i for i, c in enumerate(s.cubes) if c.in_tray]
             hidden = {in_tray[j] for j in unshown(s, img, full_empty[1]) or ()}
         cubes = np.array([[c.x * scale, c.y * scale, c.colour, c.in_tray,
