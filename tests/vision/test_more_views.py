@@ -152,19 +152,21 @@ def _validation(first_wrong_when_sure: bool, strength: float):
     return config, samples, items, {True: averaged}, {True: once}
 
 
-def _chosen(wrong: bool, strength: float) -> tuple[float | None, str]:
+def _chosen(wrong: bool, strength: float,
+            max_more: float | None = None) -> tuple[float | None, str]:
     config, samples, items, averaged, once = _validation(wrong, strength)
     said = []
-    chosen = calibrate.views_level(config, samples, items, averaged, once, log=said.append)
+    chosen = calibrate.views_level(config, samples, items, averaged, once, log=said.append,
+                                   max_more=max_more)
     assert isinstance(chosen, ModelConfig)
     return chosen.more_views_below, said[0]
 
 
 def test_training_keeps_the_lowest_level_that_loses_no_validation_tray():
-    # the first tray's first pass is right at confidence ~0.94: kept alone at 0.9
+    # the first tray's first pass is right at confidence ~0.94: kept alone up to 0.9
     level, said = _chosen(False, 4.6)
-    assert level == 0.9
-    assert "0.9:2,1" in said  # both trays exact, one second pass
+    assert level == calibrate.VIEW_LEVELS[0]
+    assert "0.9:2,1" in said and "0.95:2,2" in said  # both trays exact; one or two more
     # right at ~0.94 but wrong with it (a cube too many): 0.9 would lose it, 0.95 does not
     assert _chosen(True, 4.6)[0] == 0.95
 
@@ -174,3 +176,29 @@ def test_training_reads_both_always_when_every_level_loses_a_tray():
     level, said = _chosen(True, 9.0)
     assert level is None
     assert "below None" in said
+
+
+def test_a_level_that_sends_too_many_readings_to_more_views_gives_way_to_one_within_budget():
+    # wrong at ~0.94 alone: only 0.95 and up lose no tray, and they send both trays (100 %) to
+    # more views; within half, every level reads one tray exactly: the lowest of them
+    level, said = _chosen(True, 4.6, max_more=0.5)
+    assert level == calibrate.VIEW_LEVELS[0]
+    assert "0.95 would read more views for over 50%" in said
+    assert said.endswith(f"so {level}, the most exact within that")
+    # always every view (no level loses none) is over the budget too
+    assert _chosen(True, 9.0, max_more=0.5)[0] == calibrate.VIEW_LEVELS[0]
+
+
+def test_a_level_within_budget_is_kept_and_no_level_within_it_gives_the_fewest_more_views():
+    level, said = _chosen(True, 4.6, max_more=1.0)  # both trays: within a budget of all
+    assert level == 0.95 and "would read" not in said
+    level, said = _chosen(False, 4.6, max_more=0.25)  # the unsure tray needs more at any level
+    assert level == calibrate.VIEW_LEVELS[0]
+    assert said.endswith("the fewest tried")
+
+
+def test_training_keeps_to_the_speed_budget_by_default():
+    """The default budget is the one the speed target sets: under half the readings."""
+    assert 0 < calibrate.MAX_MORE_VIEWS < 0.5
+    level, _ = _chosen(False, 4.6, max_more=calibrate.MAX_MORE_VIEWS)
+    assert level == calibrate.VIEW_LEVELS[0]  # one of two trays is already over 40 %

@@ -12,7 +12,7 @@ lowest that makes the reading's unsure flag catch ``UNSURE_CATCH`` of the wrongl
 trays, because a level means something only for the confidences of the model it was chosen for.
 For a model that reads more views than the plain one, last the level below which the plain view's
 reading is not sure enough to keep alone (``views_level``): the lowest that loses no validation
-tray.
+tray, within a time budget (``MAX_MORE_VIEWS``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,14 @@ UNSURE_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99)
 # below this many wrongly read validation trays the unsure level stays the default
 MIN_WRONG_FOR_LEVEL = 10
 # the levels tried for ``more_views_below``, lowest (fewest readings of more views) first
-VIEW_LEVELS = (0.9, 0.95, 0.97, 0.98, 0.99, 0.995)
+VIEW_LEVELS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995)
+# The most of the validation readings a level may send to more views. A setting, from the speed
+# target: it is on the median time per picture, which stays a plain-view reading only while
+# fewer than half the pictures need more views (each costs as much again per view); 40 % leaves
+# a margin for tables harder than the validation set-ups. Run 27's level, chosen without it,
+# sent 45 % of its validation readings and 34 of the 65 shared renders to four views: a median
+# of 87 ms against 40 (vision/README.md).
+MAX_MORE_VIEWS = 0.4
 
 
 def _decoded(config, samples, items, maps_list):
@@ -202,12 +209,18 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
 
 
 def views_level(config: ModelConfig, samples, items, averaged: dict, once: dict,
-                log=print) -> ModelConfig:
+                log=print, max_more: float | None = MAX_MORE_VIEWS) -> ModelConfig:
     """``config`` with the lowest ``more_views_below`` at which keeping a sure plain view's
     reading alone reads as many validation trays exactly as always averaging every view
     (``averaged``: those maps, per mode; ``once``: the plain view's), or None (always every
     view) when no level does. Why "loses none": the other views are there for accuracy; time
-    is only saved where it costs nothing that the validation set-ups can show."""
+    is only saved where it costs nothing that the validation set-ups can show.
+
+    ``max_more`` (None: no budget) bounds the share of validation readings a level may send to
+    more views: when the level that loses none (or always every view) sends more, the level
+    within the budget that reads the most validation trays exactly (the lowest of equals), or
+    the lowest level tried when none is within it. Why: a level that loses no tray may still
+    put most readings over the speed target, which accuracy alone never sees."""
     def exact(maps_by_mode):
         return sum(ok for m in maps_by_mode.values()
                    for ok, _, _ in _trays(config, samples, items, m))
@@ -232,7 +245,16 @@ def views_level(config: ModelConfig, samples, items, averaged: dict, once: dict,
         if chosen is None and table[level][0] >= every:
             chosen = level
     n = sum(len(m) for m in once.values())
+    budget = ""
+    if max_more is not None and (n if chosen is None else table[chosen][1]) > max_more * n:
+        within = [lv for lv, (_, more) in table.items() if more <= max_more * n]
+        was = chosen
+        chosen = (max(within, key=lambda lv: (table[lv][0], -lv)) if within
+                  else VIEW_LEVELS[0])
+        budget = (f"; {was} would read more views for over {max_more:.0%} of them, "
+                  f"so {chosen}, {'the most exact within that' if within else 'the fewest tried'}")
     log(f"validation: views {'+'.join(config.views[1:])} read when the plain view is below "
         f"{chosen} (exact trays always averaged {every} of {n}; by level, exact and readings "
-        "of more views: " + " ".join(f"{lv}:{e},{k}" for lv, (e, k) in table.items()) + ")")
+        "of more views: " + " ".join(f"{lv}:{e},{k}" for lv, (e, k) in table.items())
+        + f"){budget}")
     return dataclasses.replace(config, more_views_below=chosen)
