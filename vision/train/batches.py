@@ -45,6 +45,13 @@ class Draws:
     unshown: bool = False
 
 
+def _read(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise RuntimeError(f"cannot read {path}")
+    return image
+
+
 def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
                   unshown_either_way: bool = False) -> list[Cached]:
     """Each picture (and its session's empty tray) fitted to the input scale once.
@@ -53,16 +60,15 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
     (``vision.train.unseen``: a cube in deep shadow, labelled visible by geometry) is kept
     like a barely visible one, neither asked for nor punished. Why: asked for, it teaches the
     network to put cubes where the picture shows none, which may be why dark shadows and gaps
-    in piles are read as black cubes (not yet judged by a run: vision/README.md)."""
+    in piles are read as black cubes (run 27 trained with it and was not shipped:
+    vision/README.md)."""
     empties: dict[Path, np.ndarray] = {}
     # a set-up's pictures come together: its empty tray at full size is read once and kept
     # while they last (judging ``unshown`` needs it at the picture's own size)
     full_empty: tuple[Path | None, np.ndarray | None] = (None, None)
     out = []
     for s in samples:
-        img = cv2.imread(str(s.path), cv2.IMREAD_COLOR)
-        if img is None:
-            raise RuntimeError(f"cannot read {s.path}")
+        img = _read(s.path)
         h, w = img.shape[:2]
         scale = min(size[0] / w, size[1] / h)
         nw, nh = round(w * scale), round(h * scale)
@@ -71,9 +77,7 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
         if s.empty_path is not None:
             if full_empty[0] != s.empty_path and (unshown_either_way
                                                   or s.empty_path not in empties):
-                full_empty = (s.empty_path, cv2.imread(str(s.empty_path), cv2.IMREAD_COLOR))
-                if full_empty[1] is None:
-                    raise RuntimeError(f"cannot read {s.empty_path}")
+                full_empty = (s.empty_path, _read(s.empty_path))
             if s.empty_path not in empties:
                 empties[s.empty_path] = cv2.resize(full_empty[1], (nw, nh),
                                                    interpolation=cv2.INTER_AREA)
