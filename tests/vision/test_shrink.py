@@ -86,3 +86,23 @@ def test_training_caches_the_same_samples_from_the_shrunk_copy(tmp_path):
         assert np.abs(b.image.astype(int) - a.image.astype(int)).mean() < 2.0
         np.testing.assert_allclose(b.cubes, a.cubes, atol=0.02)
         assert (a.reference is None) == (b.reference is None)
+
+
+def test_visible_centres_follow_the_scale(tmp_path):
+    """``visible_xy`` (``vision.train.visible_centres``) is in picture pixels like ``xy``."""
+    src = tmp_path / "src"
+    shutil.copytree(MINI, src)
+    labels = json.loads((src / "labels.json").read_text())
+    for rec in labels["images"]:
+        for cube in rec.get("cubes", ()):
+            cube["visible_xy"] = [cube["xy"][0] + 10.0, cube["xy"][1] - 6.0]
+    (src / "labels.json").write_text(json.dumps(labels))
+
+    shrink_folder(src, tmp_path / "dst", 288, 162)
+
+    before, after = by_name(src), by_name(tmp_path / "dst")
+    for name, old in before.items():
+        scale = cv2.imread(str(after[name].path)).shape[1] / cv2.imread(str(old.path)).shape[1]
+        for a, b in zip(old.cubes, after[name].cubes, strict=True):
+            assert b.visible_xy == pytest.approx((a.visible_xy[0] * scale,
+                                                  a.visible_xy[1] * scale), abs=0.01)

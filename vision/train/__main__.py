@@ -27,7 +27,7 @@ from vision.netinput import to_planes
 from vision.train import calibrate
 from vision.train.augment import STRIDE, Cached, input_size, share
 from vision.train.batches import DEFAULT_INPUT, Draws, batches, cache_samples
-from vision.train.data import Sample, load_samples, split_by_session
+from vision.train.data import Sample, load_samples, split_by_session, without_visible_centres
 from vision.train.device_batches import DeviceBatches
 from vision.train.export import export_onnx
 from vision.train.model import (
@@ -87,7 +87,8 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
-    draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop, unshown=args.unshown)
+    draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop, unshown=args.unshown,
+                  visible_centres=args.centres == "visible")
     if args.augment_on == "device":
         return DeviceBatches(items, args.batch, args.input, seed, args.device, draws)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
@@ -169,7 +170,8 @@ def _reload(args, samples: list[Sample], items: list[Cached] | None):
     fresh, _ = split_by_session(fresh, args.val_share, args.seed)
     if fresh:
         if items is not None:
-            items = items + cache_samples(fresh, args.input, args.unshown)
+            items = items + cache_samples(fresh, args.input, args.unshown,
+                                          args.centres == "visible")
         samples = samples + fresh
         print(f"added {len(fresh)} pictures: {len(samples)} of "
               f"{len({s.session for s in samples})} set-ups now", flush=True)
@@ -237,9 +239,14 @@ def train(args) -> dict:
           flush=True)
     t0 = time.time()
     # with batch workers, each worker fits the training pictures itself
-    train_items = (cache_samples(train_samples, args.input, args.unshown)
+    visible = args.centres == "visible"
+    if visible and (old := without_visible_centres(train_samples + val_samples)):
+        raise SystemExit("--centres visible: these folders' labels have no visible_xy (render "
+                         "them again through vision/train/render.py): "
+                         + ", ".join(map(str, old)))
+    train_items = (cache_samples(train_samples, args.input, args.unshown, visible)
                    if args.workers <= 0 else None)
-    val_items = cache_samples(val_samples, args.input)
+    val_items = cache_samples(val_samples, args.input, visible_centres=visible)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
     model = CubeNet(args.width, args.channels)
@@ -376,6 +383,10 @@ def main(argv=None) -> int:
                     help="a cube the picture does not show (vision.train.unseen: in deep "
                     "shadow, labelled visible by geometry) is neither asked for nor punished, "
                     "like a barely visible one")
+    ap.add_argument("--centres", choices=("projected", "visible"), default="projected",
+                    help="where a cube is taught: its projected centre (the labels' xy) or the "
+                    "centre of its own pixels (visible_xy, from vision/train/render.py since "
+                    "2026-12-06; every folder must have it)")
     ap.add_argument("--mirror", type=share, default=0.0,
                     help="share of training pictures mirrored (any axis: mirrored, then turned)")
     ap.add_argument("--crop", type=input_size, metavar="WxH",

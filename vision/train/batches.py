@@ -43,6 +43,8 @@ class Draws:
     crop: tuple[int, int] | None = None  # random windows of this (w, h) (``augment.windowed``)
     # cubes the picture does not show (``vision.train.unseen``) neither asked for nor punished
     unshown: bool = False
+    # a cube taught at the centre of its own pixels where the labels have it (``--centres``)
+    visible_centres: bool = False
 
 
 def _read(path: Path) -> np.ndarray:
@@ -53,7 +55,8 @@ def _read(path: Path) -> np.ndarray:
 
 
 def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
-                  unshown_either_way: bool = False) -> list[Cached]:
+                  unshown_either_way: bool = False,
+                  visible_centres: bool = False) -> list[Cached]:
     """Each picture (and its session's empty tray) fitted to the input scale once.
 
     ``unshown_either_way``: a clearly visible in-tray cube that the picture does not show
@@ -61,7 +64,11 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
     like a barely visible one, neither asked for nor punished. Why: asked for, it teaches the
     network to put cubes where the picture shows none, which may be why dark shadows and gaps
     in piles are read as black cubes (run 27 trained with it and was not shipped:
-    vision/README.md)."""
+    vision/README.md).
+
+    ``visible_centres``: each cube's target is the centre of its own pixels where the labels
+    have it (``LabelledCube.centre``), not its projected centre, which for a cube partly under
+    another is on the cube above."""
     empties: dict[Path, np.ndarray] = {}
     # a set-up's pictures come together: its empty tray at full size is read once and kept
     # while they last (judging ``unshown`` needs it at the picture's own size)
@@ -88,8 +95,8 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
             # judged at the picture's own size, where the labels' pixels are counted
             in_tray = [i for i, c in enumerate(s.cubes) if c.in_tray]
             hidden = {in_tray[j] for j in unshown(s, img, full_empty[1]) or ()}
-        cubes = np.array([[c.x * scale, c.y * scale, c.colour, c.in_tray,
-                           float(c.visible_px >= low and i not in hidden)]
+        cubes = np.array([[*(v * scale for v in c.centre(visible_centres)), c.colour,
+                           c.in_tray, float(c.visible_px >= low and i not in hidden)]
                           for i, c in enumerate(s.cubes)], np.float32)
         cubes = cubes.reshape(-1, 5)
         corners = None if s.corners is None else np.array(s.corners, np.float32) * scale
@@ -155,7 +162,7 @@ class BatchStream(IterableDataset):
         if worker is not None:
             cv2.setNumThreads(0)  # no OpenCV thread pool in a worker: workers are the parallelism
         items = self.items if self.items is not None else cache_samples(
-            self.samples, self.size, self.draws.unshown)
+            self.samples, self.size, self.draws.unshown, self.draws.visible_centres)
         rng = np.random.default_rng([self.seed, 0 if worker is None else worker.id + 1])
         weights = crowd_weights(items, self.draws.crowd)
         while True:

@@ -34,6 +34,16 @@ class LabelledCube:
     y: float
     in_tray: bool
     visible_px: int
+    # the centre of the cube's own pixels, where labels have it (``visible_centres``): for a
+    # cube partly under another, (x, y), its projected centre, is on the cube above
+    visible_xy: tuple[float, float] | None = None
+
+    def centre(self, visible: bool) -> tuple[float, float]:
+        """Where the network is taught the cube is: its projected centre, or with ``visible``
+        the centre of its own pixels where the labels have it."""
+        if visible and self.visible_xy is not None:
+            return self.visible_xy
+        return self.x, self.y
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,14 @@ def _read_labels(path: Path, tries: int = 5) -> list[dict]:
     return []
 
 
+def _cube(label: dict) -> LabelledCube:
+    seen = label.get("visible_xy")
+    return LabelledCube(COLOURS.index(label["colour"]), float(label["xy"][0]),
+                        float(label["xy"][1]), bool(label["in_tray"]),
+                        int(label.get("visible_px", 10**6)),
+                        None if seen is None else (float(seen[0]), float(seen[1])))
+
+
 def load_samples(root: Path) -> list[Sample]:
     """Every labelled picture under ``root`` (sorted by file name, so runs are repeatable)."""
     files = find_label_files(root)
@@ -102,10 +120,7 @@ def load_samples(root: Path) -> list[Sample]:
                 continue  # a render that was interrupted before its picture was written
             session = rec["session"]
             empty = folder / session / "empty.jpg"
-            cubes = tuple(
-                LabelledCube(COLOURS.index(c["colour"]), float(c["xy"][0]), float(c["xy"][1]),
-                             bool(c["in_tray"]), int(c.get("visible_px", 10**6)))
-                for c in rec.get("cubes", ()))
+            cubes = tuple(_cube(c) for c in rec.get("cubes", ()))
             out.append(Sample(
                 path=path,
                 session=f"{folder}:{session}",
@@ -118,6 +133,14 @@ def load_samples(root: Path) -> list[Sample]:
             ))
     out.sort(key=lambda s: str(s.path))
     return out
+
+
+def without_visible_centres(samples: list[Sample]) -> list[Path]:
+    """The labels folders holding a cube the picture shows but no ``visible_xy`` for it: labels
+    rendered before ``vision/train/render.py`` added it, which ``--centres visible`` cannot use
+    (mixed with the projected centres, a partly hidden cube would be taught at two places)."""
+    return sorted({s.path.parent.parent for s in samples
+                   if any(c.visible_px > 0 and c.visible_xy is None for c in s.cubes)})
 
 
 def is_held(session: str, share: float, seed: int = 0) -> bool:

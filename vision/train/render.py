@@ -6,7 +6,9 @@ wrapper imports the renderer (it is a developer tool in ``../shared/tools/render
 here), lets it build each session as usual and, once the camera is placed, projects the tray
 floor's four corners into the picture; they land in ``session_meta["tray_corners_px"]`` of the
 session's ``empty.jpg`` record (floor corners at z = 0, in the renderer's order: (-x,-y),
-(-x,+y), (+x,-y), (+x,+y)).
+(-x,+y), (+x,-y), (+x,+y)). Each cube the picture shows also gets ``visible_xy``, the centre
+of its own pixels in the renderer's object-index pass (``vision/train/visible_centres.py``):
+for a cube partly under another, the projected centre ``xy`` is on the cube above.
 
     ~/render-venv/bin/python vision/train/render.py --renderer ../shared/tools/render \
         --out ~/trays --sessions 20 --drops 8 --seed 101 --res 384x216
@@ -36,6 +38,7 @@ from vision.train.scene_draws import (
     random_print,
     side_stream,
 )
+from vision.train.visible_centres import add_visible_centres, index_centres
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,8 +87,49 @@ def main(argv: list[str] | None = None) -> int:
         return sc, cam, cubes, fo, meta
 
     render_tray.build_session = build_with_corners
+    render_tray.cv2 = _IndexKeepingCv2(render_tray.cv2)
+    render_tray.json = _CentreAddingJson(render_tray.json, render_tray.cv2, render_tray.COLOURS)
     sys.argv = ["render_tray.py", *rest]
     return render_tray.main()
+
+
+class _IndexKeepingCv2:
+    """The renderer's ``cv2``, keeping the centres of the last object-index pass it read.
+
+    Why a stand-in: the renderer reads the pass, counts each cube's pixels and drops it; this
+    is the one place the pass can be seen without changing the shared tool."""
+
+    def __init__(self, cv2_module):
+        self._cv2 = cv2_module
+        self.centres: dict[int, tuple[int, float, float]] | None = None
+
+    def imread(self, path, *args):
+        image = self._cv2.imread(path, *args)
+        if Path(path).name.startswith("index_") and image is not None:
+            self.centres = index_centres(image)
+        return image
+
+    def __getattr__(self, name):
+        return getattr(self._cv2, name)
+
+
+class _CentreAddingJson:
+    """The renderer's ``json``: before the labels are written after a picture, that picture's
+    cubes get their ``visible_xy`` from the index pass read for it."""
+
+    def __init__(self, json_module, reader: _IndexKeepingCv2, colours: list[str]):
+        self._json, self._reader, self._colours = json_module, reader, colours
+
+    def dump(self, obj, *args, **kwargs):
+        images = obj.get("images") if isinstance(obj, dict) else None
+        if images and self._reader.centres is not None:
+            add_visible_centres(images[-1].get("cubes", []), self._reader.centres,
+                                self._colours)
+            self._reader.centres = None
+        return self._json.dump(obj, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._json, name)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,11 @@ take 29 MiB, 10 MiB at 512 x 288. Shrunk, the same pack holds more set-ups.
 SRC holds a ``labels.json``; DST gets the same layout. Each picture larger than the size is
 scaled down (its aspect kept) and written again at JPEG quality 95 (PNG stays PNG); smaller
 ones are copied as they are. The labels' picture-pixel fields follow each picture's scale:
-cube centres (``xy``) and the tray corners (``tray_corners_px``) by the scale, visible pixels
-(``visible_px``) by its square, so which cubes count as barely visible stays the same
-(``vision.train.data.LOW_VISIBILITY_PX`` scales with the picture's area). The renderer's
-scratch folder (``_tmp``) is left out. A picture OpenCV cannot decode is copied as it is,
-with a warning: the training names it when it reads it.
+cube centres (``xy``, ``visible_xy``) and the tray corners (``tray_corners_px``) by the
+scale, visible pixels (``visible_px``) by its square, so which cubes count as barely visible
+stays the same (``vision.train.data.LOW_VISIBILITY_PX`` scales with the picture's area). The
+renderer's scratch folder (``_tmp``) is left out. A picture OpenCV cannot decode is copied as
+it is, with a warning: the training names it when it reads it.
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ def scaled_record(record: dict, scale: float) -> dict:
         return record
     out = copy.deepcopy(record)
     for cube in out.get("cubes", ()):
-        if "xy" in cube:
-            cube["xy"] = [round(v * scale, 2) for v in cube["xy"]]
+        for key in ("xy", "visible_xy"):
+            if key in cube:
+                cube[key] = [round(v * scale, 2) for v in cube[key]]
         if "visible_px" in cube:
             cube["visible_px"] = round(cube["visible_px"] * scale * scale)
     meta = out.get("session_meta") or {}
