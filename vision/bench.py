@@ -38,6 +38,7 @@ from vision.overlay import TAGS, draw_overlay
 from vision.reading import COLOURS
 from vision.train import unseen
 from vision.train.data import (
+    LOW_VISIBILITY_PX,
     MATCH_RADIUS_FRAC,
     Sample,
     fair_counts,
@@ -50,6 +51,9 @@ from vision.train.data import (
 MODES = {"ref": "with reference", "noref": "without reference"}
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 TRUTH_MARK = (255, 0, 255)  # failure pictures: a labelled cube missed or read in a wrong colour
+# a clearly visible cube showing fewer pixels than this at 1152 x 648 (a whole cube shows
+# ~1,300-1,700) is partly seen: mostly under another cube, some behind a wall or the tower
+PARTLY_SEEN_PX = 750
 
 
 def _jpeg(q):
@@ -112,6 +116,7 @@ class Tally:
         # missed]; pictures that could be judged so: [exact if those went either way, of]
         self.unshown = [0, 0]
         self.excused = [0, 0]
+        self.partly_seen = [0, 0]  # clearly visible cubes under PARTLY_SEEN_PX: [of them, missed]
 
     def add(self, sample: Sample, name: str, mount: str, reading, error, size=None,
             to_xy=None, zoom: float = 1.0, unshown: set[int] | None = None) -> bool:
@@ -150,10 +155,14 @@ class Tally:
         labelled, pairs, low = pair_cubes(sample, reading, w, h, to_xy, zoom)
         self.visible += sum(c.visible_px >= low for c in labelled)
         found = set(pairs.values())
+        partly = PARTLY_SEEN_PX * low / LOW_VISIBILITY_PX
         for j, c in enumerate(labelled):
             if c.visible_px >= low and j not in found:
                 self.missed += 1
                 self.by_colour[2, c.colour] += 1
+            if low <= c.visible_px < partly:
+                self.partly_seen[0] += 1
+                self.partly_seen[1] += j not in found
         if unshown is not None:
             self.add_unshown(reading.counts, fair, labelled, unshown, found)
         for i, cube in enumerate(reading.cubes):
@@ -197,6 +206,7 @@ class Tally:
                 "extra": self.extra, "wrong_colour": self.wrong_colour,
                 "clearly_visible": self.visible, "confusion": self.confusion.tolist(),
                 "unshown": {"cubes": self.unshown[0], "missed": self.unshown[1]},
+                "partly_seen": {"cubes": self.partly_seen[0], "missed": self.partly_seen[1]},
                 "exact_if_unshown_either_way": {"exact": self.excused[0], "n": self.excused[1]},
                 "by_colour": {row: dict(zip(COLOURS, map(int, counts), strict=True))
                               for row, counts in zip(BY_COLOUR_ROWS, self.by_colour,
@@ -444,6 +454,10 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
         lines.append(f"cubes {MODES[mode]:<17}: missed {t.missed} of {t.visible} clearly "
                      f"visible, extra {t.extra}, wrong colour {t.wrong_colour}; "
                      f"failed pictures {t.failed}")
+    for mode, t in b.tallies.items():
+        lines.append(f"partly seen {MODES[mode]:<17}: missed {t.partly_seen[1]} of "
+                     f"{t.partly_seen[0]} clearly visible cubes that show under {PARTLY_SEEN_PX} "
+                     "pixels at 1152 x 648 (most lie partly under another cube)")
     for mode, t in b.tallies.items():
         if t.excused[1]:
             lines.append(

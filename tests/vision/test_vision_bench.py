@@ -48,6 +48,9 @@ def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
         assert n == 3
         assert re.search(rf"^cubes {mode}\s*: missed \d+ of \d+ clearly visible, extra \d+, "
                          r"wrong colour \d+; failed pictures 0$", out, re.MULTILINE)
+        partly = _line(out, rf"^partly seen {mode}\s*: ")
+        assert re.search(r": missed \d+ of \d+ clearly visible cubes that show under 750 pixels",
+                         partly)
         unshown = _line(out, rf"^unshown cubes {mode}\s*: ")
         assert re.search(r": \d+ clearly visible cubes the picture does not show .*, \d+ missed; "
                          r"exact trays if they may go either way", unshown)
@@ -170,6 +173,27 @@ def test_cubes_the_picture_does_not_show_are_tallied_and_may_go_either_way_besid
     summary = tally.summary()
     assert summary["unshown"] == {"cubes": 2, "missed": 1}
     assert summary["exact_if_unshown_either_way"] == {"exact": 1, "n": 2}
+
+
+def test_partly_seen_cubes_are_tallied_in_the_labelled_pictures_pixels():
+    black, red = COLOURS.index("black"), COLOURS.index("red")
+    # at 1152 x 648: a whole cube, one half under another (missed), one barely visible
+    truth = (LabelledCube(black, 100, 100, True, 1500), LabelledCube(black, 300, 100, True, 600),
+             LabelledCube(red, 500, 300, True, 100), LabelledCube(red, 700, 300, True, 700))
+    sample = Sample(Path("s000/drop01.jpg"), "s000",
+                    {c: {"black": 2, "red": 2}.get(c, 0) for c in COLOURS}, truth, None, None,
+                    (1152, 648))
+    cubes = [Cube("black", 101, 99, 0.99, False), Cube("red", 700, 302, 0.99, False)]
+    reading = SimpleNamespace(counts={"black": 1, "red": 1}, cubes=cubes, uncertain=False,
+                              tray_corners=None)
+    tally = bench.Tally()
+    tally.add(sample, "a", "?", reading, None, size=(1152, 648))
+    assert tally.summary()["partly_seen"] == {"cubes": 2, "missed": 1}
+    # labels of a picture half as wide and high: a quarter of the pixels is the same share
+    small = bench.Tally()
+    small.add(sample, "a", "?", reading, None, size=(576, 324))
+    # now only the 100-pixel cube (missed) is partly seen, over 150 / 4 and under 750 / 4
+    assert small.summary()["partly_seen"] == {"cubes": 1, "missed": 1}
 
 
 def test_a_failure_picture_marks_the_missed_cube_and_the_wrong_colour_where_they_are():
