@@ -8,7 +8,8 @@ floor's four corners into the picture; they land in ``session_meta["tray_corners
 session's ``empty.jpg`` record (floor corners at z = 0, in the renderer's order: (-x,-y),
 (-x,+y), (+x,-y), (+x,+y)). Each cube the picture shows also gets ``visible_xy``, the centre
 of its own pixels in the renderer's object-index pass (``vision/train/visible_centres.py``):
-for a cube partly under another, the projected centre ``xy`` is on the cube above.
+for a cube partly under another or behind the front wall, the projected centre ``xy`` is
+on what covers it.
 
     ~/render-venv/bin/python vision/train/render.py --renderer ../shared/tools/render \
         --out ~/trays --sessions 20 --drops 8 --seed 101 --res 384x216
