@@ -2,10 +2,10 @@
 
 Why: the renderer labels a cube by its projected centre. For a cube lying partly under another
 that point is on the cube above, of another colour (for one behind the front wall, on the
-wall), so a network taught to put the cube's
-centre and colour there is asked for two cubes at one place, and misses the lower one about
-half the time (vision/README.md, "What the misses are"). The index pass says which pixels are
-the lower cube's own; their centre is where its centre and colour can be read.
+wall), so a network taught to put the cube's centre and colour there is asked for two cubes
+at one place, and misses the lower one about half the time (vision/README.md, "What the misses
+are"). The index pass says which pixels are the cube's own; their centre is where its centre
+and colour can be read.
 
 The renderer counts those pixels (``visible_px``) but keeps no more of the pass; the wrapper
 ``vision/train/render.py`` hands each pass to ``index_centres`` and its labels to
