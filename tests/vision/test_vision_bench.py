@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -153,16 +154,24 @@ def test_the_by_colour_rows_name_the_colour_a_wrong_tray_got_wrong():
     assert tally.summary()["by_colour"]["missed"]["black"] == 1
 
 
-def test_cubes_the_picture_does_not_show_are_tallied_and_may_go_either_way_beside_the_rule():
-    black, red = COLOURS.index("black"), COLOURS.index("red")
-    truth = (LabelledCube(black, 100, 100, True, 900), LabelledCube(black, 300, 100, True, 900),
-             LabelledCube(red, 500, 300, True, 900))
-    sample = Sample(Path("s000/drop01.jpg"), "s000",
-                    {c: {"black": 2, "red": 1}.get(c, 0) for c in COLOURS}, truth, None, None,
-                    (1152, 648))
-    cubes = [Cube("black", 101, 99, 0.99, False), Cube("red", 500, 302, 0.99, False)]
+def _one_black_missed(*truth: LabelledCube):
+    """A 1152 x 648 picture of ``truth`` and a reading that found one black cube at (101, 99)
+    and the last red one (the second black cube, labelled at (300, 100), missed)."""
+    counts = Counter(COLOURS[c.colour] for c in truth)
+    sample = Sample(Path("s000/drop01.jpg"), "s000", {c: counts[c] for c in COLOURS}, truth,
+                    None, None, (1152, 648))
+    red = next(c for c in reversed(truth) if COLOURS[c.colour] == "red")
+    cubes = [Cube("black", 101, 99, 0.99, False), Cube("red", red.x, red.y + 2, 0.99, False)]
     reading = SimpleNamespace(counts={"black": 1, "red": 1}, cubes=cubes, uncertain=False,
                               tray_corners=None)
+    return sample, reading
+
+
+def test_cubes_the_picture_does_not_show_are_tallied_and_may_go_either_way_beside_the_rule():
+    black, red = COLOURS.index("black"), COLOURS.index("red")
+    sample, reading = _one_black_missed(
+        LabelledCube(black, 100, 100, True, 900), LabelledCube(black, 300, 100, True, 900),
+        LabelledCube(red, 500, 300, True, 900))
     tally = bench.Tally()
     # the second black cube, missed, is one the picture does not show; the red one is shown
     assert not tally.add(sample, "a", "?", reading, None, size=(1152, 648), unshown={1})
@@ -178,14 +187,9 @@ def test_cubes_the_picture_does_not_show_are_tallied_and_may_go_either_way_besid
 def test_partly_seen_cubes_are_tallied_in_the_labelled_pictures_pixels():
     black, red = COLOURS.index("black"), COLOURS.index("red")
     # at 1152 x 648: a whole cube, one half under another (missed), one barely visible
-    truth = (LabelledCube(black, 100, 100, True, 1500), LabelledCube(black, 300, 100, True, 600),
-             LabelledCube(red, 500, 300, True, 100), LabelledCube(red, 700, 300, True, 700))
-    sample = Sample(Path("s000/drop01.jpg"), "s000",
-                    {c: {"black": 2, "red": 2}.get(c, 0) for c in COLOURS}, truth, None, None,
-                    (1152, 648))
-    cubes = [Cube("black", 101, 99, 0.99, False), Cube("red", 700, 302, 0.99, False)]
-    reading = SimpleNamespace(counts={"black": 1, "red": 1}, cubes=cubes, uncertain=False,
-                              tray_corners=None)
+    sample, reading = _one_black_missed(
+        LabelledCube(black, 100, 100, True, 1500), LabelledCube(black, 300, 100, True, 600),
+        LabelledCube(red, 500, 300, True, 100), LabelledCube(red, 700, 300, True, 700))
     tally = bench.Tally()
     tally.add(sample, "a", "?", reading, None, size=(1152, 648))
     assert tally.summary()["partly_seen"] == {"cubes": 2, "missed": 1}
