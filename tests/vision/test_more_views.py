@@ -202,3 +202,12 @@ def test_training_keeps_to_the_speed_budget_by_default():
     assert 0 < calibrate.MAX_MORE_VIEWS < 0.5
     level, _ = _chosen(False, 4.6, max_more=calibrate.MAX_MORE_VIEWS)
     assert level == calibrate.VIEW_LEVELS[0]  # one of two trays is already over 40 %
+
+
+def test_a_counting_threshold_at_an_end_of_the_range_tried_is_warned_of():
+    from vision.train.calibrate import THRESHOLDS, threshold_warning
+
+    assert threshold_warning(0.5, 7) is None
+    for end in (THRESHOLDS[0], THRESHOLDS[-1]):
+        warning = threshold_warning(end, 7)
+        assert warning and f"threshold {end}" in warning and "7 validation set-ups" in warning

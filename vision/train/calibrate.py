@@ -170,6 +170,18 @@ def unsure_level(trays, catch: float = UNSURE_CATCH,
     return (min(enough) if enough else max(levels)), table
 
 
+def threshold_warning(threshold: float, sessions: int) -> str | None:
+    """A warning when the counting threshold came out at an end of the range tried: the
+    validation share likely too small to choose it. Why: run 28's 7 validation set-ups chose
+    0.75, the top; recalibrated on 27 set-ups it chose 0.35 and read four to five more of 160
+    fresh drops exactly (vision/README.md)."""
+    if threshold not in (THRESHOLDS[0], THRESHOLDS[-1]):
+        return None
+    return (f"warning: the counting threshold {threshold} is at an end of the range tried "
+            f"({THRESHOLDS[0]}-{THRESHOLDS[-1]}), chosen on {sessions} validation set-ups: "
+            "choose it again on more (python -m vision.train.recalibrate MODEL FOLDERS...)")
+
+
 def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> ModelConfig:
     best = min(TEMPERATURES, key=lambda t: _nll_colour(
         dataclasses.replace(config, colour_temperature=t), samples, items, per_mode))
@@ -205,6 +217,8 @@ def fit(config: ModelConfig, samples, items, per_mode: dict, log=print) -> Model
         f"{int(len(raw) - right.sum())} wrong); unsure below {config.unsure_below} (wrong trays "
         "caught, right trays flagged, by level: " + " ".join(
             f"{lv}:{c}/{w},{f}/{r}" for lv, (c, w, f, r) in table.items()) + ")")
+    if warning := threshold_warning(threshold, len({s.session for s in samples})):
+        log(warning)
     return config
 
 
