@@ -25,6 +25,8 @@ from vision.train.scene_draws import (
 # them, and a main() that writes each set-up's meta.
 STAND_IN = '''
 import json, random, sys
+import cv2
+COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"]
 TRAY_PALETTES = {"sea": ((43, 93, 122), (26, 51, 74)), "wood": ((139, 94, 60), (90, 58, 34))}
 TRAY_X, TRAY_Y = 8.0, 5.0
 DRAWS_MOOD = True
