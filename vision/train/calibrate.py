@@ -173,7 +173,7 @@ def unsure_level(trays, catch: float = UNSURE_CATCH,
 def threshold_warning(threshold: float, sessions: int) -> str | None:
     """A warning when the counting threshold came out at an end of the range tried: the
     validation share likely too small to choose it. Why: run 28's 7 validation set-ups chose
-    0.75, the top; recalibrated on 27 set-ups it chose 0.35 and read four to five more of 160
+    0.75, the top; recalibrated on 27 set-ups it chose 0.35 and read five or six more of 160
     fresh drops exactly (vision/README.md)."""
     if threshold not in (THRESHOLDS[0], THRESHOLDS[-1]):
         return None
