@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
+from vision.counter import load_image
 from vision.netinput import to_planes
 from vision.train.augment import Cached, augment, targets
 from vision.train.data import Sample
@@ -47,13 +48,6 @@ class Draws:
     visible_centres: bool = False
 
 
-def _read(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None:
-        raise RuntimeError(f"cannot read {path}")
-    return image
-
-
 def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
                   unshown_either_way: bool = False,
                   visible_centres: bool = False) -> list[Cached]:
@@ -75,7 +69,7 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
     full_empty: tuple[Path | None, np.ndarray | None] = (None, None)
     out = []
     for s in samples:
-        img = _read(s.path)
+        img = load_image(s.path)
         h, w = img.shape[:2]
         scale = min(size[0] / w, size[1] / h)
         nw, nh = round(w * scale), round(h * scale)
@@ -84,7 +78,7 @@ def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
         if s.empty_path is not None:
             if full_empty[0] != s.empty_path and (unshown_either_way
                                                   or s.empty_path not in empties):
-                full_empty = (s.empty_path, _read(s.empty_path))
+                full_empty = (s.empty_path, load_image(s.empty_path))
             if s.empty_path not in empties:
                 empties[s.empty_path] = cv2.resize(full_empty[1], (nw, nh),
                                                    interpolation=cv2.INTER_AREA)
