@@ -156,6 +156,12 @@ def _forward(model: CubeNet, blob: np.ndarray, device) -> np.ndarray:
     return model(torch.from_numpy(blob).to(device))[0].cpu().numpy()
 
 
+def _training_items(args, samples: list[Sample]) -> list[Cached]:
+    """Training pictures fitted to the input, their targets as ``--unshown`` and ``--centres``
+    ask (batch workers fit theirs through ``Draws``, from the same options)."""
+    return cache_samples(samples, args.input, args.unshown, args.centres == "visible")
+
+
 def _reload(args, samples: list[Sample], items: list[Cached] | None):
     """Add the pictures that appeared in the data folders since the last look (a renderer still
     running beside the training); validation set-ups stay apart by their names' hash. ``items``
@@ -170,8 +176,7 @@ def _reload(args, samples: list[Sample], items: list[Cached] | None):
     fresh, _ = split_by_session(fresh, args.val_share, args.seed)
     if fresh:
         if items is not None:
-            items = items + cache_samples(fresh, args.input, args.unshown,
-                                          args.centres == "visible")
+            items = items + _training_items(args, fresh)
         samples = samples + fresh
         print(f"added {len(fresh)} pictures: {len(samples)} of "
               f"{len({s.session for s in samples})} set-ups now", flush=True)
@@ -244,8 +249,7 @@ def train(args) -> dict:
         raise SystemExit("--centres visible: these folders' labels have no visible_xy (render "
                          "them again through vision/train/render.py): "
                          + ", ".join(map(str, old)))
-    train_items = (cache_samples(train_samples, args.input, args.unshown, visible)
-                   if args.workers <= 0 else None)
+    train_items = _training_items(args, train_samples) if args.workers <= 0 else None
     val_items = cache_samples(val_samples, args.input, visible_centres=visible)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
