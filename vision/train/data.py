@@ -139,7 +139,7 @@ def without_visible_centres(samples: list[Sample]) -> list[Path]:
     """The labels folders holding a cube the picture shows but no ``visible_xy`` for it: labels
     rendered before ``vision/train/render.py`` added it, which ``--centres visible`` cannot use
     (mixed with the projected centres, a partly hidden cube would be taught at two places)."""
-    return sorted({s.path.parent.parent for s in samples
+    return sorted({Path(s.session.rsplit(":", 1)[0]) for s in samples
                    if any(c.visible_px > 0 and c.visible_xy is None for c in s.cubes)})
 
 
