@@ -15,7 +15,8 @@ Writes ``model.json`` (and a copy of ``model.onnx``) into ``--out``. ``--level-o
 every number but ``more_views_below``: numbers fitted on a few validation-only set-ups can fit
 them, not the tables to come, where the training run's were fitted on its whole validation
 share (for the shipped model, refitting on one set of 20 set-ups read the other set's trays
-worse than the training's numbers did: ``vision/README.md``).
+worse than the training's numbers did, and refitting on 107 read fresh ones no better, run 29:
+``vision/README.md``).
 """
 
 from __future__ import annotations
