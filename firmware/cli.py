@@ -140,7 +140,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         except FrameError as exc:
             print(f"cubetower calibrate: {exc}", file=sys.stderr)
             return 2
-        seen = _cubes_seen(frame.image)
+        empty_reading = _read_empty(frame.image)
+        seen = empty_reading.total
         if seen and not args.anyway:
             print(f"cubetower calibrate: the camera sees {seen} cube{'s' * (seen > 1)} in the "
                   "tray. A picture with cubes in it spoils every later reading: empty the tray "
@@ -157,15 +158,22 @@ def _calibrate(args: argparse.Namespace) -> int:
     print(f"saved the empty tray from {source.name} to {path}")
     if held is not None:
         print(f"exposure and white balance held at {held['controls']}")
+    from vision.visibility import too_dark
+
+    dark = too_dark(frame.image, empty_reading.tray_corners)
+    if dark is not None:
+        print(f"cubetower calibrate: {dark:.0%} of the tray floor is nearly black in this "
+              "picture: cubes there cannot be seen. Light the tray (hardware/lighting.md) and "
+              "calibrate again.", file=sys.stderr)
     return 0
 
 
-def _cubes_seen(image) -> int:
-    """How many cubes the packaged model sees in a picture meant to show the empty tray (the
-    same question the page asks before it keeps one)."""
+def _read_empty(image):
+    """The packaged model's reading of a picture meant to show the empty tray: the cubes it
+    sees there (the same question the page asks before it keeps one) and the tray's outline."""
     from vision import count_cubes
 
-    return count_cubes(image).total
+    return count_cubes(image)
 
 
 def _replay(args: argparse.Namespace) -> int:

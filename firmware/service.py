@@ -56,6 +56,7 @@ from vision.calibration import Calibration
 from vision.detector import CubeDetector, Detections, ModelConfig
 from vision.overlay import encode_jpeg, tray_picture
 from vision.settle import SettleDetector
+from vision.visibility import too_dark
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +335,9 @@ class Device:
         Why it asks first when it sees cubes: a cube in the reference hides that cube, in that
         place, from every later reading; so it is kept only once a player says the tray really
         is empty (NeedsConfirmation, then ``confirmed``). The yes keeps the picture it was
-        asked about, not a newer one, which the players never saw counted (a hand in it)."""
+        asked about, not a newer one, which the players never saw counted (a hand in it).
+        A floor the camera shows mostly black is kept, and said (``floor_too_dark``: its nearly
+        black share, ``vision.visibility``): cubes there cannot be seen until the tray is lit."""
         asked, self.asked_empty = self.asked_empty, None
         if confirmed and asked is not None and (
             time.time() - asked[0].captured_at <= self.ASKED_EMPTY_KEEP_SECONDS
@@ -342,9 +345,10 @@ class Device:
             frame, held = asked
         else:
             frame, held = self._empty_candidate()
-        seen = count_cubes(
+        empty_reading = count_cubes(
             frame.image, calibration=self.session.calibration, detector=self.detector
-        ).total
+        )
+        seen = empty_reading.total
         if seen and not confirmed:
             self.asked_empty = (frame, held)
             if seen == 1:
@@ -361,6 +365,10 @@ class Device:
         result = {"saved": str(path), "frame_id": frame.frame_id, "cubes_seen": seen}
         if held is not None:
             result["exposure_held"] = held.get("controls")
+        dark = too_dark(frame.image, empty_reading.tray_corners)
+        if dark is not None:  # saved all the same: the players may light the tray and redo it
+            log.warning("the empty tray's floor is %.0f %% nearly black: too dark", 100 * dark)
+            result["floor_too_dark"] = round(dark, 2)
         return result
 
     def _empty_candidate(self) -> tuple[Frame, dict | None]:

@@ -1,6 +1,7 @@
 """The phone page in a real headless Chromium, against the real waitress server."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +67,23 @@ def test_calibrate_from_the_page_saves_the_empty_tray(served, browser):
     page.click("summary:has-text('Calibrate')")
     page.click("#calibrate")
     _wait_for_text(page, "calibrate-result", "Saved", start=True)
+    assert (device.config.data_path / "empty.jpg").is_file()
+    page.close()
+
+
+def test_calibrating_a_tray_in_the_dark_says_to_light_it(served, browser):
+    url, frames, device = served
+    page = _page_on(browser, url, frames, "empty.jpg", device.table_code.value)
+    dark = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "dark-tray" / "empty.jpg"
+    shutil.copy(dark, frames / "b.jpg")  # the newest picture: the camera now sees a dark tray
+    page.wait_for_function(
+        "() => document.querySelectorAll('#history li').length >= 2", timeout=15000
+    )
+    page.click("summary:has-text('Calibrate')")
+    page.click("#calibrate")
+    _wait_for_text(page, "calibrate-result", "nearly black")
+    text = page.text_content("#calibrate-result")
+    assert text.startswith("Saved") and "Light the tray" in text
     assert (device.config.data_path / "empty.jpg").is_file()
     page.close()
 

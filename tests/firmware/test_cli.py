@@ -9,6 +9,8 @@ from child_output import ChildOutput
 from firmware.cli import build_parser, main
 from firmware.sources import DEMO_DIR
 
+DARK_TRAY = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "dark-tray" / "empty.jpg"
+
 COLOURS = ["blue", "black", "red", "brown", "green", "yellow", "white"]
 DROP = str(DEMO_DIR / "drop01.jpg")
 
@@ -134,6 +136,31 @@ def test_calibrate_saves_the_empty_tray_from_a_source(tmp_path, capsys):
     assert status == 0
     assert (data / "empty.jpg").is_file()
     assert "saved the empty tray" in capsys.readouterr().out
+
+
+def test_calibrate_saves_a_dark_tray_but_says_to_light_it(tmp_path, capsys):
+    import shutil
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    shutil.copy(DARK_TRAY, frames / "now.jpg")
+    data = tmp_path / "data"
+    status = main(["calibrate", "--source", str(frames), "--data-dir", str(data), "--wait", "0"])
+    assert status == 0 and (data / "empty.jpg").is_file()
+    out = capsys.readouterr()
+    assert "saved the empty tray" in out.out
+    assert "of the tray floor is nearly black" in out.err and "Light the tray" in out.err
+
+
+def test_calibrate_says_nothing_of_light_for_a_lit_tray(tmp_path, capsys):
+    import shutil
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    shutil.copy(DEMO_DIR / "empty.jpg", frames / "now.jpg")
+    assert main(["calibrate", "--source", str(frames), "--data-dir", str(tmp_path / "d"),
+                 "--wait", "0"]) == 0
+    assert "nearly black" not in capsys.readouterr().err
 
 
 def test_calibrate_refuses_a_picture_with_cubes_unless_told_and_never_uses_the_demo(

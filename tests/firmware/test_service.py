@@ -191,6 +191,27 @@ def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
         device.stop()
 
 
+def test_calibrating_a_tray_too_dark_to_show_cubes_keeps_it_and_says_so(tmp_path, factory):
+    """With the packaged model, which finds the tray's outline in the tower's shadow."""
+    dark = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "dark-tray"
+    for name, picture in (("dark", dark / "empty.jpg"), ("lit", DEMO_DIR / "empty.jpg")):
+        frames = tmp_path / name / "frames"
+        frames.mkdir(parents=True)
+        shutil.copy(picture, frames / "now.jpg")
+        config = with_overrides(Config(), data_dir=str(tmp_path / name / "data"))
+        device = build_device(config, FolderSource(frames), pin_factory=factory)
+        try:
+            device.watcher.step()
+            result = device.calibrate_empty()
+        finally:
+            device.stop()
+        assert (tmp_path / name / "data" / "empty.jpg").is_file()  # kept either way
+        if name == "dark":
+            assert result["floor_too_dark"] > 0.6
+        else:
+            assert "floor_too_dark" not in result
+
+
 def test_one_model_is_loaded_at_start_and_every_reading_uses_it(device):
     device, frames, _ = device
     fake = device.detector._detector

@@ -165,6 +165,11 @@ $("calibrate").addEventListener("click", async () => {
     } else {
       result.textContent = t("Saved: the empty tray is the new reference.");
     }
+    if (response.ok && body.floor_too_dark) {
+      result.textContent += " " + t(
+        "But the tray floor is nearly black in the picture ({share} percent of it): cubes there cannot be seen. Light the tray and calibrate again.",
+        { share: Math.round(body.floor_too_dark * 100) });
+    }
   } finally {
     button.disabled = false;
   }
