@@ -30,19 +30,12 @@ def dark_floor_share(image: np.ndarray, corners, level: int = DARK_LEVEL) -> flo
     lies outside the picture."""
     if corners is None:
         return None
-    pts = tray.order_corners(corners)
-    h, w = image.shape[:2]
-    x0, y0 = np.maximum(np.floor(pts.min(axis=0)).astype(int), 0)
-    x1, y1 = np.minimum(np.ceil(pts.max(axis=0)).astype(int) + 1, (w, h))
-    if x1 <= x0 or y1 <= y0:
-        return None
-    box = image[y0:y1, x0:x1]
-    floor = np.zeros(box.shape[:2], np.uint8)
-    cv2.fillConvexPoly(floor, np.round(pts - (x0, y0)).astype(np.int32), 255)
+    floor = np.zeros(image.shape[:2], np.uint8)
+    cv2.fillConvexPoly(floor, np.round(tray.order_corners(corners)).astype(np.int32), 255)
     area = cv2.countNonZero(floor)
     if area == 0:
         return None
-    dark = cv2.inRange(box, (0, 0, 0), (level, level, level)) & floor
+    dark = cv2.inRange(image, (0, 0, 0), (level, level, level)) & floor
     return cv2.countNonZero(dark) / area
 
 
