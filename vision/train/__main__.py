@@ -183,22 +183,28 @@ def _reload(args, samples: list[Sample], items: list[Cached] | None):
     return samples, items
 
 
-def load_weights(model: CubeNet, path: Path) -> bool:
-    """An earlier run's weights into ``model``: PyTorch weights (``--weights``), or a model
-    folder or ONNX file (``vision.train.unfold``). Weights saved before the global-context
-    branch existed load too: the branch starts at zero, so the network reads as it did.
-    Weights of a narrower CubeNet are widened to ``model``'s width (``vision.train.widen``),
-    reading the same. True when the weights came from ONNX and the batch norms' statistics
-    still have to be measured on training batches (``measure_batch_norm``)."""
-    missing: list[str] = []
+def read_weights(path: Path) -> tuple[dict, bool]:
+    """An earlier run's weights: PyTorch weights (``--weights``), or a model folder or ONNX
+    file (``vision.train.unfold``); and whether they came from ONNX."""
     from_onnx = onnx_file(path)
     if from_onnx is not None:
         state = state_from_onnx(from_onnx)
         print(f"unfolded {from_onnx}: {group_widths(state)} channels", flush=True)
-    elif not Path(path).is_file():
+        return state, True
+    if not Path(path).is_file():
         raise SystemExit(f"--init {path}: no such file, nor a model folder with model.onnx")
-    else:
-        state = torch.load(path, map_location="cpu")
+    return torch.load(path, map_location="cpu"), False
+
+
+def load_weights(model: CubeNet, path: Path, weights: tuple[dict, bool] | None = None) -> bool:
+    """An earlier run's weights (``read_weights``, or ``weights`` already read from ``path``)
+    into ``model``. Weights saved before the global-context branch existed load too: the
+    branch starts at zero, so the network reads as it did. Weights of a narrower CubeNet are
+    widened to ``model``'s width (``vision.train.widen``), reading the same. True when the
+    weights came from ONNX and the batch norms' statistics still have to be measured on
+    training batches (``measure_batch_norm``)."""
+    missing: list[str] = []
+    state, from_onnx = weights or read_weights(path)
     if "context.weight" in state and _narrower(state, model):
         was = group_widths(state)
         try:
@@ -216,7 +222,7 @@ def load_weights(model: CubeNet, path: Path) -> bool:
         raise SystemExit(f"{path} does not fit this CubeNet (another --width?): {problem}")
     if missing:
         print(f"new layers start at zero: {', '.join(missing)}", flush=True)
-    return from_onnx is not None
+    return from_onnx
 
 
 def _narrower(state: dict, model: CubeNet) -> bool:
@@ -253,9 +259,14 @@ def train(args) -> dict:
     val_items = cache_samples(val_samples, args.input, visible_centres=visible)
     print(f"cached in {time.time() - t0:.0f} s", flush=True)
 
-    model = CubeNet(args.width, args.channels)
-    # go on from an earlier run's weights (a warm restart of the schedule)
-    unmeasured = bool(args.init) and load_weights(model, args.init)
+    # go on from an earlier run's weights (a warm restart of the schedule), at their own
+    # widths unless --width or --channels asks for wider
+    initial = read_weights(args.init) if args.init else None
+    channels = args.channels
+    if channels is None and args.width is None and initial is not None:
+        channels = tuple(group_widths(initial[0]))
+    model = CubeNet(args.width or 1.0, channels)
+    unmeasured = initial is not None and load_weights(model, args.init, initial)
     model = model.to(args.device, memory_format=torch.channels_last)
     n_params = sum(p.numel() for p in model.parameters())
     makers = ("the training device" if args.augment_on == "device"
@@ -345,9 +356,10 @@ def main(argv=None) -> int:
     widths.add_argument("--channels", type=channel_widths, metavar="C2,C4,C8,C16,C32",
                         help="each stride's width instead of --width (e.g. 16,24,40,96,160: "
                         "the deep stages wider, almost no slower)")
-    widths.add_argument("--width", type=float, default=1.0,
-                        help="scales every layer's channels (1.5: ~2.4 times the time per "
-                        "picture); not with --channels")
+    widths.add_argument("--width", type=float, default=None,
+                        help="scales every layer's channels of the base (default: the --init "
+                        "weights' own widths, else 1; 1.5: ~2.4 times the time per picture); "
+                        "not with --channels")
     ap.add_argument("--input", type=input_size, default=DEFAULT_INPUT, metavar="WxH",
                     help="the network's input size (default 512x288); a bigger one gives "
                     "each cube more pixels and costs time in proportion to its area")
