@@ -15,13 +15,14 @@
 # every picture to the input first: vision/train/shrink.py), and refuses
 # more than 60 MiB, a folder without labels.json or two of one name on a side, keeping the last
 # pack then. VAL_DIR folders are validation set-ups only: never trained on, used to
-# choose (scripts/validate-models.py --whole). `run` goes on from the shipped model, 1.25 times
-# as wide (one pass of cv2.dnn at 512 x 288 on one thread: 13 ms as shipped, 23 ms at 1.25,
-# 32 ms at 1.5, which leaves no room in the 40 ms median a picture may take), half the pictures
+# choose (scripts/validate-models.py --whole). `run` goes on from the shipped model at its own
+# width, 1.25 times CubeNet's base (one pass of cv2.dnn at 512 x 288 on one thread: 13 ms at
+# the base width, 23 ms at 1.25, 32 ms at 1.5, which leaves no room in the 40 ms median a
+# picture may take; a narrower model would be widened to 1.25 first), half the pictures
 # mirrored, re-shot on the GPU, its pass in bfloat16, reading all four views; it writes
 # $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
-# EXTRA adds options to the training (e.g. EXTRA="--channels 16,24,40,96,160": then those widths
-# instead of 1.25). PYTHON picks the interpreter (default python3: on the lent machines, the one
+# EXTRA adds options to the training (e.g. EXTRA="--channels 20,30,50,120,200", only the deep
+# stages wider: then those widths instead of 1.25; each at least the shipped model's). PYTHON picks the interpreter (default python3: on the lent machines, the one
 # with PyTorch and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships
 # only if validate.txt says it beats the shipped one and `python -m vision.bench ... --model`,
 # back on the development machine, says it reads within the 40 ms median.
@@ -77,7 +78,7 @@ run() {
     export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
     local train=("$DATA"/train/*) val=("$DATA"/val/*)
     [ -e "${val[0]}" ] || val=()
-    # the widths: 1.25 times the shipped model's, unless EXTRA gives --channels or --width
+    # the widths: 1.25 times the base (the shipped model's), unless EXTRA gives --channels or --width
     local widths=(--width 1.25) shape="1.25 wide"
     case " ${TRAIN_ARGS[*]} " in
         *" --channels "* | *" --channels="* | *" --width "* | *" --width="*)

@@ -87,7 +87,7 @@ def test_pack_never_empties_a_folder_it_did_not_make(tmp_path):
 
 @pytest.mark.parametrize("widths, shape", [
     ("", "1.25 wide"),
-    ("--channels 16,24,40,96,160", "widths as EXTRA gives"),  # instead of --width 1.25
+    ("--channels 20,30,50,120,200", "widths as EXTRA gives"),  # instead of --width 1.25
 ])
 def test_a_run_trains_writes_a_model_and_compares_it_with_the_shipped_one(tmp_path, widths,
                                                                           shape):

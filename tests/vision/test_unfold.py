@@ -24,6 +24,7 @@ from vision.train.unfold import measure_batch_norm, onnx_file  # noqa: E402
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "vision" / "trays-mini"
 SIZE = (256, 160)
+SHIPPED_WIDTH = 1.25  # the shipped model's widths: CubeNet's base times 1.25
 
 
 def opencv_maps(onnx_path: Path, x: torch.Tensor) -> np.ndarray:
@@ -47,7 +48,7 @@ def training_pictures() -> torch.Tensor:
 
 
 def test_the_shipped_model_unfolds_into_a_network_that_reads_as_opencv_does():
-    model = CubeNet()
+    model = CubeNet(width=SHIPPED_WIDTH)
     assert load_weights(model, MODEL_DIR) is True  # its batch norms are still to be measured
     x = torch.rand(1, 7, 288, 512) - 0.5
     want = opencv_maps(MODEL_DIR / "model.onnx", x)
@@ -55,7 +56,7 @@ def test_the_shipped_model_unfolds_into_a_network_that_reads_as_opencv_does():
 
 
 def test_measured_batch_norms_read_the_same_in_training_mode(training_pictures):
-    model = CubeNet()
+    model = CubeNet(width=SHIPPED_WIDTH)
     load_weights(model, MODEL_DIR / "model.onnx")
     x = training_pictures
     before = network_reads(model, x)
@@ -96,7 +97,7 @@ def test_what_init_cannot_use_is_a_clear_error(tmp_path):
     with pytest.raises(SystemExit, match="not a CubeNet"):
         load_weights(CubeNet(), tmp_path / "other.onnx")
     with pytest.raises(SystemExit, match="does not fit"):
-        load_weights(CubeNet(width=0.5), MODEL_DIR)  # a wider network does not narrow
+        load_weights(CubeNet(), MODEL_DIR)  # a wider network does not narrow
 
 
 @pytest.mark.slow
@@ -108,3 +109,13 @@ def test_a_run_goes_on_from_the_shipped_model(tmp_path, capsys):
     assert "unfolded" in said
     assert "batch-norm statistics measured on 50 training pictures" in said
     assert (tmp_path / "m" / "model.onnx").is_file()
+    # without --width it trains at the shipped model's own widths
+    shipped = sum(p.numel() for p in CubeNet(width=SHIPPED_WIDTH).parameters())
+    assert f"CubeNet: {shipped} parameters" in said
+
+
+def test_a_run_narrower_than_its_init_is_a_clear_error(tmp_path):
+    with pytest.raises(SystemExit, match="does not fit this CubeNet"):
+        train_main([str(MINI), "--init", str(MODEL_DIR), "--width", "1", "--steps", "1",
+                    "--batch", "2", "--input", "256x160", "--out", str(tmp_path / "m"),
+                    "--device", "cpu"])
