@@ -114,6 +114,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     )
     from firmware.session import SessionCalibration
     from firmware.sources import FrameError, SourceError
+    from vision import count_cubes
+    from vision.visibility import too_dark
 
     try:
         config = with_overrides(
@@ -140,7 +142,9 @@ def _calibrate(args: argparse.Namespace) -> int:
         except FrameError as exc:
             print(f"cubetower calibrate: {exc}", file=sys.stderr)
             return 2
-        empty_reading = _read_empty(frame.image)
+        # the cubes the packaged model sees (the question the page asks before it keeps an
+        # empty tray) and the tray's outline, for the darkness check below
+        empty_reading = count_cubes(frame.image)
         seen = empty_reading.total
         if seen and not args.anyway:
             print(f"cubetower calibrate: the camera sees {seen} cube{'s' * (seen > 1)} in the "
@@ -158,22 +162,12 @@ def _calibrate(args: argparse.Namespace) -> int:
     print(f"saved the empty tray from {source.name} to {path}")
     if held is not None:
         print(f"exposure and white balance held at {held['controls']}")
-    from vision.visibility import too_dark
-
     dark = too_dark(frame.image, empty_reading.tray_corners)
     if dark is not None:
         print(f"cubetower calibrate: {dark:.0%} of the tray floor is nearly black in this "
               "picture: cubes there cannot be seen. Light the tray (hardware/lighting.md) and "
               "calibrate again.", file=sys.stderr)
     return 0
-
-
-def _read_empty(image):
-    """The packaged model's reading of a picture meant to show the empty tray: the cubes it
-    sees there (the same question the page asks before it keeps one) and the tray's outline."""
-    from vision import count_cubes
-
-    return count_cubes(image)
 
 
 def _replay(args: argparse.Namespace) -> int:
