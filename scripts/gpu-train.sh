@@ -22,8 +22,9 @@
 # mirrored, re-shot on the GPU, its pass in bfloat16, reading all four views; it writes
 # $OUT/model (model.onnx, model.json), $OUT/w.pt, $OUT/train.log and $OUT/validate.txt.
 # EXTRA adds options to the training (e.g. EXTRA="--channels 20,30,50,120,200", only the deep
-# stages wider: then those widths instead of 1.25; each at least the shipped model's). PYTHON picks the interpreter (default python3: on the lent machines, the one
-# with PyTorch and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships
+# stages wider: then those widths instead of 1.25; each at least the shipped model's).
+# PYTHON picks the interpreter (default python3: on the lent machines, the one with PyTorch
+# and OpenCV; `pack` takes .venv/bin/python when there is one). A new model ships
 # only if validate.txt says it beats the shipped one and `python -m vision.bench ... --model`,
 # back on the development machine, says it reads within the 40 ms median.
 set -euo pipefail
@@ -78,7 +79,8 @@ run() {
     export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
     local train=("$DATA"/train/*) val=("$DATA"/val/*)
     [ -e "${val[0]}" ] || val=()
-    # the widths: 1.25 times the base (the shipped model's), unless EXTRA gives --channels or --width
+    # the widths: 1.25 times the base (the shipped model's), unless EXTRA gives --channels or
+    # --width
     local widths=(--width 1.25) shape="1.25 wide"
     case " ${TRAIN_ARGS[*]} " in
         *" --channels "* | *" --channels="* | *" --width "* | *" --width="*)
