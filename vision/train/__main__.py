@@ -11,6 +11,7 @@ and agree in ``cv2.dnn``). Needs the ``train`` extra (PyTorch, onnx).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import sys
@@ -29,6 +30,7 @@ from vision.train.augment import STRIDE, Cached, input_size, share
 from vision.train.batches import DEFAULT_INPUT, Draws, batches, cache_samples
 from vision.train.data import Sample, load_samples, split_by_session, without_visible_centres
 from vision.train.device_batches import DeviceBatches
+from vision.train.distil import distil_loss
 from vision.train.export import export_onnx
 from vision.train.model import (
     COLOUR,
@@ -230,8 +232,18 @@ def _narrower(state: dict, model: CubeNet) -> bool:
     return old != new and all(a <= b for a, b in zip(old, new, strict=True))
 
 
+def frozen_copy(model: CubeNet) -> CubeNet:
+    """The starting network as ``--distil``'s teacher: reads as it did, never trained."""
+    teacher = copy.deepcopy(model).eval()
+    for p in teacher.parameters():
+        p.requires_grad_(False)
+    return teacher
+
+
 def train(args) -> dict:
     """Train, calibrate and export; returns the per-step losses and where the model went."""
+    if args.distil and not args.init:
+        raise SystemExit("--distil keeps what the starting network knew: it needs --init")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     args.device = pick_device(args.device)
@@ -285,6 +297,7 @@ def train(args) -> dict:
             next(stream)[0].to(args.device).contiguous(memory_format=torch.channels_last)
             for _ in range(MEASURE_BATCHES)))
         print(f"batch-norm statistics measured on {measured} training pictures", flush=True)
+    teacher = frozen_copy(model) if args.distil else None
     while True:
         elapsed = time.time() - start
         if step >= args.steps or elapsed >= budget:
@@ -301,9 +314,16 @@ def train(args) -> dict:
                 stream = training_batches(args, train_samples, train_items, args.seed + step)
         x, heat, weight, colour, offset, mask = (
             t.to(args.device, non_blocking=True) for t in next(stream))
+        x = x.contiguous(memory_format=torch.channels_last)
         with autocast(args):
-            out = model(x.contiguous(memory_format=torch.channels_last))
+            out = model(x)
         loss, parts = loss_fn(out.float(), heat, weight, colour, offset, mask)
+        if teacher is not None:
+            with torch.no_grad(), autocast(args):
+                taught = teacher(x)
+            kept = distil_loss(out, taught, (heat[:, 0] >= 1.0).sum())
+            loss = loss + args.distil * kept
+            parts["distil"] = kept.item()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -409,8 +429,13 @@ def main(argv=None) -> int:
                     help="train on random windows of this size out of each re-shot input "
                     "(e.g. 384x224: ~1.8 times the pictures an hour; the model still reads "
                     "the whole --input)")
+    ap.add_argument("--distil", type=float, default=0.0, metavar="WEIGHT",
+                    help="also match the --init network's own maps, at this weight beside the "
+                         "labels' loss (learning without forgetting; vision/train/distil.py)")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
     args = ap.parse_args(argv)
+    if not args.distil >= 0:
+        ap.error(f"--distil {args.distil}: a weight of 0 (off) or more")
     if args.crop is not None and (args.crop[0] > args.input[0] or args.crop[1] > args.input[1]):
         ap.error(f"--crop {args.crop[0]}x{args.crop[1]} is larger than the input "
                  f"{args.input[0]}x{args.input[1]}")
