@@ -30,17 +30,17 @@ def distil_loss(student: torch.Tensor, teacher: torch.Tensor, centres: torch.Ten
     gradient where they agree. ``centres`` is how many labelled centres the batch holds."""
     teacher = teacher.detach().float()
     student = student.float()
-    norm = centres.clamp(min=1.0)
-    heat = sum(
-        functional.binary_cross_entropy_with_logits(
-            student[:, k], torch.sigmoid(teacher[:, k]), reduction="sum")
-        - functional.binary_cross_entropy_with_logits(
-            teacher[:, k], torch.sigmoid(teacher[:, k]), reduction="sum")
-        for k in HEAT_MAPS) / norm
-    where = torch.sigmoid(teacher[:, CUBE]) + torch.sigmoid(teacher[:, OUTSIDE])
-    where = where.clamp(max=1.0)
-    target = functional.softmax(teacher[:, COLOUR] / temperature, dim=1)
-    kl = (target * (functional.log_softmax(teacher[:, COLOUR] / temperature, dim=1)
-                    - functional.log_softmax(student[:, COLOUR] / temperature, dim=1))).sum(1)
+    heat_maps = list(HEAT_MAPS)
+    sure = torch.sigmoid(teacher[:, heat_maps])
+    # cross-entropy less the teacher's own entropy: a Bernoulli KL, zero where they agree
+    heat = (functional.binary_cross_entropy_with_logits(student[:, heat_maps], sure,
+                                                        reduction="sum")
+            - functional.binary_cross_entropy_with_logits(teacher[:, heat_maps], sure,
+                                                          reduction="sum"))
+    heat = heat / centres.clamp(min=1.0)
+    where = (sure[:, 0] + sure[:, 1]).clamp(max=1.0)  # a cube there, in the tray or out
+    kl = functional.kl_div(functional.log_softmax(student[:, COLOUR] / temperature, dim=1),
+                           functional.log_softmax(teacher[:, COLOUR] / temperature, dim=1),
+                           reduction="none", log_target=True).sum(1)
     colour = (kl * where).sum() / where.sum().clamp(min=1.0) * temperature ** 2
     return heat + colour
