@@ -8,6 +8,11 @@ confirmed drops help (``--calibrate``), and how fast it is on one core. Each DIR
 ``labels.json`` or several in sub-folders (``vision.train.data.load_samples``); every picture
 is counted with its session's ``empty.jpg`` as reference and without. Scoring is the training
 code's (``fair_counts``, ``is_exact``, ``match``), so bench and validation agree.
+
+The figures are the drops'. Each set-up's ``empty.jpg`` is scored on a line of its own: with
+the reference it is read against itself, and a set rendered with two drops a set-up is a third
+empty trays, so counting them in would flatter the share of exact trays
+(``scripts/validate-models.py``, which judges retrained models, reads drops only too).
 """
 
 from __future__ import annotations
@@ -298,7 +303,8 @@ class Bench:
         self.samples = load_samples(root)[:limit]
         self.mounts = _mounts(root)
         self.refs: dict[Path, tuple] = {}  # empty.jpg -> (image or None, error)
-        self.tallies = {m: Tally() for m in MODES}
+        self.tallies = {m: Tally() for m in MODES}  # the drops
+        self.empty_trays = {m: Tally() for m in MODES}  # each set-up's empty.jpg
         self.perturbed = {(p, m): Tally() for p in PERTURBATIONS for m in MODES}
         # (exact, said it was unsure or could not read) of each picture's plain reading
         self.exact_plain: dict[tuple[Path, str], tuple[bool, bool]] = {}
@@ -338,14 +344,15 @@ class Bench:
                 image, error = None, str(exc)
             ref, ref_error = self.reference(sample)
             hidden = None if image is None or ref is None else unseen.unshown(sample, image, ref)
-            for mode, tally in self.tallies.items():
+            empty = sample.is_empty_frame
+            for mode, tally in (self.empty_trays if empty else self.tallies).items():
                 name = f"{self.name(sample)} [{mode}]"
                 use = ref if mode == "ref" else None
                 if image is None or (mode == "ref" and ref is None):
                     why = error or ref_error
                     self.exact_plain[(sample.path, mode)] = (
                         tally.add(sample, name, mount, None, why), True)
-                    for p in PERTURBATIONS if perturb else ():
+                    for p in PERTURBATIONS if perturb and not empty else ():
                         self.perturbed[(p, mode)].add(sample, f"{name[:-1]}, {p}]", mount,
                                                       None, why)
                     continue
@@ -360,7 +367,7 @@ class Bench:
                 tally.wall.append(wall)
                 tally.cpu.append(cpu)
                 tally.passes.append(self.detector.last_passes)
-                if perturb:
+                if perturb and not empty:
                     self.run_perturbed(sample, name, mount, mode, image, use)
 
     def run_perturbed(self, sample, name, mount, mode, image, ref) -> None:
@@ -444,12 +451,21 @@ def _timing(t: Tally) -> dict:
 
 def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[list, dict]:
     sessions = len({s.session for s in b.samples})
-    lines = [f"== {b.root}: {len(b.samples)} pictures, {sessions} sessions"]
-    out: dict = {"dir": str(b.root), "pictures": len(b.samples), "sessions": sessions}
+    empties = sum(s.is_empty_frame for s in b.samples)
+    drops = len(b.samples) - empties
+    trays = f"{empties} empty tray" + "s" * (empties != 1)
+    lines = [f"== {b.root}: {len(b.samples)} pictures ({drops} drops, {trays}), "
+             f"{sessions} sessions; the figures are the drops'"]
+    out: dict = {"dir": str(b.root), "pictures": len(b.samples), "drops": drops,
+                 "empty_trays": empties, "sessions": sessions}
     for mode, t in b.tallies.items():
         mounts = "" if set(t.by_mount) <= {"?"} else "  (" + ", ".join(
             f"{m} {_pct(*v)}" for m, v in sorted(t.by_mount.items())) + ")"
         lines.append(f"exact tray {MODES[mode]:<17}: {_pct(t.exact, t.n)}{mounts}")
+    if empties:
+        lines.append("empty trays read empty (each set-up's empty.jpg; with reference it is "
+                     "its own): " + " | ".join(f"{MODES[m]} {_pct(t.exact, t.n)}"
+                                               for m, t in b.empty_trays.items()))
     for mode, t in b.tallies.items():
         lines.append(f"cubes {MODES[mode]:<17}: missed {t.missed} of {t.visible} clearly "
                      f"visible, extra {t.extra}, wrong colour {t.wrong_colour}; "
@@ -512,6 +528,8 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
                 f"p95 {tm['cpu_ms']['p95']:.1f} ms ({len(t.wall)} pictures, {sizes}, 1 thread; "
                 f"more views read for {tm['more_views_read']})")
     out.update({m: {**t.summary(), "timing": _timing(t)} for m, t in b.tallies.items()})
+    out["empty"] = {m: {"n": t.n, "exact": t.exact, "extra": t.extra, "failed": t.failed,
+                        "wrong_pictures": t.wrong} for m, t in b.empty_trays.items()}
     if perturb:
         lines.append("perturbed (picture and reference alike): exact with reference | "
                      "without reference, points vs unperturbed")
@@ -536,10 +554,11 @@ def report(b: Bench, perturb: bool, calib: dict | None, verbose: bool) -> tuple[
                          f"right and flagged: learned {r['learned_doubted']}, unlearned "
                          f"{r['unlearned_doubted']}")
         out["calibrate"] = calib
-    failures = sorted({f for t in b.tallies.values() for f in t.failures})
+    counted = [*b.tallies.values(), *b.empty_trays.values()]
+    failures = sorted({f for t in counted for f in t.failures})
     lines += [f"could not count {f}" for f in failures]
     if verbose:
-        wrong = [w for t in b.tallies.values() for w in t.wrong]
+        wrong = [w for t in counted for w in t.wrong]
         wrong += [w for t in b.perturbed.values() for w in t.wrong + t.failures]
         lines.append(f"wrong pictures ({len(wrong)}):")
         lines += [f"  {w}" for w in wrong]

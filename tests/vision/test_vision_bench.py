@@ -41,9 +41,11 @@ def _line(out: str, pattern: str) -> str:
 
 
 def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
-    out = _run(capsys, "--limit", "3")
+    out = _run(capsys, "--limit", "4")  # s000's drop and empty tray, s001's two drops
     assert re.search(r"^OpenCV \S+; model .*model\.onnx \d+\.\d\d MB", out, re.MULTILINE)
-    assert "== " in out and "3 pictures" in out
+    assert "== " in out and "4 pictures (3 drops, 1 empty tray)" in out
+    empty = _line(out, r"^empty trays read empty ")
+    assert [n for _, n, _ in _shares(empty)] == [1, 1]  # with and without the reference
     for mode in ("with reference", "without reference"):
         (k, n, _), *_ = _shares(_line(out, rf"^exact tray {mode}\s*: "))
         assert n == 3
@@ -56,7 +58,7 @@ def test_plain_run_prints_shares_cubes_reliability_flags_and_speed(capsys):
         assert re.search(r": \d+ clearly visible cubes the picture does not show .*, \d+ missed; "
                          r"exact trays if they may go either way", unshown)
         (ke, ne, _), = _shares(unshown)
-        assert ne == 3 and ke >= k  # each picture has its empty tray; excusing never loses
+        assert ne == 3 and ke >= k  # each drop has its empty tray; excusing never loses
         flag = re.search(r"wrong trays said uncertain (\d+)/(\d+) = (?:n/a|\d+\.\d %); right "
                          r"trays said uncertain (\d+)/(\d+)",
                          _line(out, rf"^uncertain flag {mode}"))
@@ -108,7 +110,10 @@ def test_perturb_and_calibrate_print_their_lines(capsys, tmp_path):
     figures = json.loads((tmp_path / "figures.json").read_text())
     (fig,) = figures["sets"]
     assert fig["pictures"] == 4 and set(fig["perturb"]) == set(bench.PERTURBATIONS)
-    assert fig["ref"]["n"] == fig["noref"]["n"] == 4 and len(fig["ref"]["reliability"]) == 7
+    assert (fig["drops"], fig["empty_trays"]) == (3, 1)
+    assert fig["ref"]["n"] == fig["noref"]["n"] == 3 and len(fig["ref"]["reliability"]) == 7
+    assert all(fig["perturb"][p][m]["n"] == 3 for p in bench.PERTURBATIONS for m in bench.MODES)
+    assert fig["empty"]["ref"]["n"] == fig["empty"]["noref"]["n"] == 1
     learned = fig["calibrate"]["modes"]["ref"]
     assert learned["n"] == 1 and {"learned_quiet", "unlearned_quiet", "learned_doubted",
                                   "unlearned_doubted"} <= set(learned)
@@ -118,13 +123,36 @@ def test_an_unreadable_picture_is_reported_and_counted_wrong(capsys, tmp_path):
     folder = tmp_path / "set"
     shutil.copytree(MINI, folder)
     (folder / "s000" / "drop11.jpg").write_bytes(b"not a jpeg")
-    assert bench.main([str(folder), "--limit", "2", "-v"]) == 0
+    assert bench.main([str(folder), "--limit", "3", "-v"]) == 0
     out = capsys.readouterr().out
     assert "could not count s000/drop11.jpg [ref]: failed: not an image file" in out
     for mode in ("with reference", "without reference"):
         (k, n, _), *_ = _shares(_line(out, rf"^exact tray {mode}\s*: "))
         assert n == 2 and k <= 1
         assert re.search(rf"^cubes {mode}\s*: .*failed pictures 1$", out, re.MULTILINE)
+
+
+def test_the_empty_trays_are_scored_apart_from_the_drops(tmp_path, capsys):
+    """Each set-up's empty.jpg is read against itself with the reference: it must not lift the
+    drops' share, and a cube read where there is none must still be seen."""
+    folder = tmp_path / "set"
+    shutil.copytree(MINI, folder)
+    labels = json.loads((folder / "labels.json").read_text())
+    for image in labels["images"]:
+        if image["file"].endswith("empty.jpg"):
+            image["counts"]["white"] = 7  # labels that no reading of an empty tray meets
+    (folder / "labels.json").write_text(json.dumps(labels))
+    assert bench.main([str(folder), "--json", str(tmp_path / "f.json")]) == 0
+    out = capsys.readouterr().out
+    assert "9 pictures (5 drops, 4 empty trays)" in out
+    assert [(k, n) for k, n, _ in _shares(_line(out, r"^empty trays read empty "))] == [
+        (0, 4), (0, 4)]
+    for mode in ("with reference", "without reference"):
+        (_, n, _), *_ = _shares(_line(out, rf"^exact tray {mode}\s*: "))
+        assert n == 5
+    (fig,) = json.loads((tmp_path / "f.json").read_text())["sets"]
+    assert fig["ref"]["n"] == 5 and fig["empty"]["noref"]["exact"] == 0
+    assert len(fig["empty"]["noref"]["wrong_pictures"]) == 4
 
 
 def test_a_folder_without_labels_is_refused(tmp_path, capsys):
