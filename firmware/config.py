@@ -86,7 +86,7 @@ class WatcherConfig:
 
 @dataclass(frozen=True)
 class VisionConfig:
-    empty_reference: str = ""  # picture of the empty tray; calibration sets it
+    empty_reference: str = ""  # picture of the empty tray; a newer calibration wins
     picture_width: int = 960  # width of the annotated picture sent to phones
     # keep a tray read empty with certainty as the empty-tray reference (fresh light, no button)
     auto_empty_reference: bool = True

@@ -157,7 +157,7 @@ def choose_source(
     try:
         return open_source("picamera", size, settings)
     except NoCamera as exc:
-        log.info("no Pi camera (%s); replaying the demo game instead", exc)
+        log.info("no Pi camera (%s); replaying the demo pictures instead", exc)
         return open_source("demo")
 
 
@@ -196,11 +196,17 @@ class Reader:
 
 
 def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | None:
-    """The empty-tray picture: the configured one, the calibrated one, or the demo's own."""
-    candidates = []
+    """The empty-tray picture: the demo's own when replaying it, else the newer of the
+    configured one and the one calibration saved (``DATA_DIR/empty.jpg``), else the other.
+
+    Why the newer: calibration (the command, the page, or a tray read empty with certainty)
+    always saves ``DATA_DIR/empty.jpg``; a configured picture that always won would take the
+    evening's calibration back at the next start."""
+    saved = [config.data_path / "empty.jpg"]
     if config.vision.empty_reference:
-        candidates.append(Path(config.vision.empty_reference).expanduser())
-    candidates.append(config.data_path / "empty.jpg")
+        saved.insert(0, Path(config.vision.empty_reference).expanduser())
+    saved = [path for path in saved if path.is_file()]
+    candidates = sorted(saved, key=lambda path: -path.stat().st_mtime)  # a tie: configured
     if isinstance(source, DemoSource):
         candidates.insert(0, DEMO_DIR / "empty.jpg")
     for path in candidates:

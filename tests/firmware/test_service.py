@@ -4,6 +4,7 @@ Most tests read with a fake cube model (``tests/fake_detector.py``) that knows w
 demo picture, so they test the device, not the model; the few marked so use the packaged one.
 """
 
+import os
 import shutil
 import sys
 import threading
@@ -26,6 +27,7 @@ from firmware.service import (
     SharedDetector,
     build_device,
     choose_source,
+    empty_reference_for,
     needs_a_yes,
     save_image_atomically,
 )
@@ -39,7 +41,7 @@ from firmware.sources import (
     SourceError,
     SourceSettingError,
 )
-from vision import Cube
+from vision import Cube, load_image
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +191,31 @@ def test_the_demo_device_uses_the_demos_own_empty_tray(tmp_path, factory):
         assert device.board.latest()["total"] == 0
     finally:
         device.stop()
+
+
+def test_the_newer_of_the_configured_and_the_calibrated_empty_tray_is_the_reference(tmp_path):
+    """Calibration always writes DATA_DIR/empty.jpg: a configured picture must not take the
+    evening's calibration back at the next start, nor a later configured one be ignored."""
+    data, frames = tmp_path / "data", tmp_path / "frames"
+    data.mkdir()
+    frames.mkdir()
+    configured = tmp_path / "my-empty.jpg"
+    shutil.copy(DEMO_DIR / "empty.jpg", configured)
+    shutil.copy(DEMO_DIR / "drop04.jpg", data / "empty.jpg")  # only to tell the two apart
+    config = with_overrides(Config(), data_dir=str(data))
+    config = replace(config, vision=replace(config.vision, empty_reference=str(configured)))
+    source = FolderSource(frames)
+    calibrated, chosen = load_image(data / "empty.jpg"), load_image(configured)
+
+    os.utime(configured, (1_000_000, 1_000_000))  # calibrated after the file was configured
+    assert np.array_equal(empty_reference_for(config, source), calibrated)
+    os.utime(configured, (time.time() + 60,) * 2)  # the configured picture is the newer
+    assert np.array_equal(empty_reference_for(config, source), chosen)
+    configured.unlink()  # gone: the calibrated one, never nothing
+    assert np.array_equal(empty_reference_for(config, source), calibrated)
+    # the demo replay reads its own empty tray whatever is saved
+    demo = empty_reference_for(config, DemoSource())
+    assert np.array_equal(demo, load_image(DEMO_DIR / "empty.jpg"))
 
 
 def test_calibrating_a_tray_too_dark_to_show_cubes_keeps_it_and_says_so(tmp_path, factory):
