@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up .venv if needed and start the device. Without a camera it replays the bundled demo game.
+# Set up .venv if needed and start the device. Without a camera it replays the bundled demo pictures.
 # Any arguments go to `cubetower serve`, e.g. ./run.sh --source webcam --port 8080
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
