@@ -205,8 +205,7 @@ def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | Non
     saved = [config.data_path / "empty.jpg"]
     if config.vision.empty_reference:
         saved.insert(0, Path(config.vision.empty_reference).expanduser())
-    saved = [path for path in saved if path.is_file()]
-    candidates = sorted(saved, key=lambda path: -path.stat().st_mtime)  # a tie: configured
+    candidates = sorted((p for p in saved if p.is_file()), key=_newest_first)  # tie: configured
     if isinstance(source, DemoSource):
         candidates.insert(0, DEMO_DIR / "empty.jpg")
     for path in candidates:
@@ -216,6 +215,13 @@ def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | Non
             except VisionError as exc:
                 log.warning("ignoring empty-tray reference %s: %s", path, exc)
     return None
+
+
+def _newest_first(path: Path) -> float:
+    try:
+        return -path.stat().st_mtime
+    except OSError:  # gone since it was listed: last, and then skipped
+        return float("inf")
 
 
 def trigger_for(config: Config, source: FrameSource, reference: np.ndarray | None) -> Trigger:
