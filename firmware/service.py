@@ -202,10 +202,10 @@ def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | Non
     Why the newer: calibration (the command, the page, or a tray read empty with certainty)
     always saves ``DATA_DIR/empty.jpg``; a configured picture that always won would take the
     evening's calibration back at the next start."""
-    saved = [config.data_path / "empty.jpg"]
-    if config.vision.empty_reference:
-        saved.insert(0, Path(config.vision.empty_reference).expanduser())
-    candidates = sorted((p for p in saved if p.is_file()), key=_newest_first)  # tie: configured
+    configured = config.vision.empty_reference
+    saved = [Path(configured).expanduser()] if configured else []
+    # a tie keeps the configured one first (sorted is stable)
+    candidates = sorted([*saved, config.data_path / "empty.jpg"], key=_newest_first)
     if isinstance(source, DemoSource):
         candidates.insert(0, DEMO_DIR / "empty.jpg")
     for path in candidates:
@@ -220,7 +220,7 @@ def empty_reference_for(config: Config, source: FrameSource) -> np.ndarray | Non
 def _newest_first(path: Path) -> float:
     try:
         return -path.stat().st_mtime
-    except OSError:  # gone since it was listed: last, and then skipped
+    except OSError:  # not there: last, and skipped by the caller's is_file()
         return float("inf")
 
 
