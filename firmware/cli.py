@@ -103,6 +103,28 @@ def _frames_for(source, seconds: float):
     return frame
 
 
+@contextlib.contextmanager
+def _tray_light_on(panel_config: PanelConfig, live: bool):
+    """The tray light on while a live camera settles and takes the empty tray: the service,
+    which switches it on, is stopped for this command, and an exposure held on an unlit tray
+    would over-expose every lit frame of the evening. The panel is let go afterwards (the
+    light's pull-down switches it off) so that the service can open it again."""
+    if not (live and panel_config.enabled and panel_config.light_enabled):
+        yield
+        return
+    from firmware.panel import open_panel
+
+    def nothing() -> None:
+        return None
+
+    panel = open_panel(panel_config, on_read_now=nothing, on_undo=nothing, on_next=nothing)
+    try:
+        panel.set_light(True)
+        yield
+    finally:
+        panel.close()
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     """Save the camera's view of the empty tray, where `serve` looks for it; a live camera holds
     the exposure and white balance it settled on, saved in calibration.json for `serve`."""
@@ -133,7 +155,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         return 2
     path = config.data_path / "empty.jpg"
     held = None
-    with source:
+    with source, _tray_light_on(config.panel, source.live):
         try:
             frame = _frames_for(source, args.wait)  # let exposure and white balance settle
             if camera.lock_exposure and source.live:

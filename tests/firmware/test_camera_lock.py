@@ -111,3 +111,52 @@ def test_the_calibrate_command_holds_and_saves_the_exposure_too(tmp_path, monkey
     assert "exposure and white balance held" in capsys.readouterr().out
     assert json.loads((tmp_path / "calibration.json").read_text())["camera_lock"] == LOCK
     assert rig.open == 0  # the camera was closed again for the service
+
+
+def test_the_calibrate_command_lights_the_tray_while_it_settles_and_lets_the_pins_go(
+    tmp_path, monkeypatch, capsys, factory
+):
+    """The service that switches the light is stopped for the command: without the light the
+    camera would hold the exposure of an unlit tray."""
+    import sys
+
+    from gpiozero import Device
+
+    install(monkeypatch)
+    monkeypatch.setattr(Device, "pin_factory", factory)  # what open_panel uses by default
+    camera = sys.modules["picamera2"].Picamera2
+    taken = camera.capture_array
+    light_at_capture = []
+
+    def capture_and_look(self, *args, **kwargs):
+        light_at_capture.append(factory.pin(18).state)
+        return taken(self, *args, **kwargs)
+
+    monkeypatch.setattr(camera, "capture_array", capture_and_look)
+    status = main(["calibrate", "--source", "picamera", "--data-dir", str(tmp_path),
+                   "--wait", "0.2"])
+    assert status == 0, capsys.readouterr().err
+    assert light_at_capture and all(light_at_capture)
+    assert not factory.pin(18).state  # off again
+    from firmware.panel import Panel, PanelConfig, open_panel
+
+    service_panel = open_panel(PanelConfig(), on_read_now=print, on_undo=print, on_next=print,
+                               pin_factory=factory)
+    assert isinstance(service_panel, Panel)  # the pins are free for the service
+    service_panel.close()
+    assert (tmp_path / "empty.jpg").is_file()
+
+
+def test_the_calibrate_command_leaves_the_light_alone_when_the_panel_has_none(
+    tmp_path, monkeypatch, capsys, factory
+):
+    from gpiozero import Device
+
+    install(monkeypatch)
+    monkeypatch.setattr(Device, "pin_factory", factory)
+    config = tmp_path / "c.toml"
+    config.write_text("[panel]\nlight_enabled = false\n")
+    status = main(["calibrate", "--source", "picamera", "--data-dir", str(tmp_path),
+                   "--config", str(config), "--wait", "0.2"])
+    assert status == 0, capsys.readouterr().err
+    assert 18 not in factory.pins  # nothing opened the light's pin
