@@ -238,7 +238,8 @@ if [ ! -f "$R$CONF_FILE" ]; then
 # cubetower settings. After editing: sudo systemctl restart cubetower
 # The camera source and the port are in /etc/cubetower/install.env (the service passes them on
 # its command line, where they win over this file): re-run hardware/install.sh with --source /
-# --port to change them.
+# --port to change them. The command line also sets data_dir (/var/lib/cubetower, the only
+# folder the service may write) and [server] host (0.0.0.0), so those keys do nothing here.
 
 # The front panel (buttons, LEDs, tray light); pins are BCM numbers, see hardware/wiring.md.
 # Uncomment a line to change it; the values shown are the defaults.

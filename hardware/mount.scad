@@ -14,7 +14,7 @@
 part = "assembly";        // [assembly, post, post_extension, coupler, arm, foot, none]
 
 /* [Camera position] */
-camera_height = 250;      // lens above the tray floor (200-320; 250 = 25 cm)
+camera_height = 250;      // lens above the tray floor (170-320 sensible; 250 = 25 cm)
 tilt = 0;                 // degrees the camera leans away from the post (0 = straight down)
 reach = 80;               // post centre to camera centre, horizontally
 
