@@ -104,20 +104,17 @@ def _frames_for(source, seconds: float):
 
 
 @contextlib.contextmanager
-def _tray_light_on(panel_config: PanelConfig, live: bool):
+def _tray_light_on(config: Config, live: bool):
     """The tray light on while a live camera settles and takes the empty tray: the service,
     which switches it on, is stopped for this command, and an exposure held on an unlit tray
     would over-expose every lit frame of the evening. The panel is let go afterwards (the
     light's pull-down switches it off) so that the service can open it again."""
-    if not (live and panel_config.enabled and panel_config.light_enabled):
+    if not (live and config.panel.enabled and config.panel.light_enabled):
         yield
         return
-    from firmware.panel import open_panel
+    from firmware.service import Buttons, open_device_panel
 
-    def nothing() -> None:
-        return None
-
-    panel = open_panel(panel_config, on_read_now=nothing, on_undo=nothing, on_next=nothing)
+    panel = open_device_panel(config, Buttons())  # buttons that do nothing while it calibrates
     try:
         panel.set_light(True)
         yield
@@ -155,7 +152,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         return 2
     path = config.data_path / "empty.jpg"
     held = None
-    with source, _tray_light_on(config.panel, source.live):
+    with source, _tray_light_on(config, source.live):
         try:
             frame = _frames_for(source, args.wait)  # let exposure and white balance settle
             if camera.lock_exposure and source.live:
