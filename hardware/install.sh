@@ -312,6 +312,7 @@ if [ "$SOURCE" = picamera ]; then
     fi
 fi
 
+started_at="$(date +%s)"
 systemctl start cubetower.service
 
 # 7. The address -------------------------------------------------------------------------------------
@@ -351,7 +352,18 @@ ip_addr="$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}
 name="$(python3 -c 'import sys, tomllib
 print(tomllib.load(open(sys.argv[1], "rb")).get("server", {}).get("mdns_name", "cubetower"))' \
     "$R$CONF_FILE" 2>/dev/null || echo cubetower)"
-[ -n "$name" ] || name="$(hostname 2>/dev/null || echo cubetower)"
+# another table on this network may answer to that name already: the service then takes
+# <name>-2, ... and logs the name it took ("announced <name>.local at ..."; firmware/mdns.py)
+if [ -n "$name" ]; then
+    for _ in 1 2 3 4 5; do
+        taken="$(journalctl -u cubetower.service -o cat --since "@$started_at" 2>/dev/null \
+            | sed -n 's/.* announced \([A-Za-z0-9-]*\)\.local at .*/\1/p' | tail -n 1 || true)"
+        [ -n "$taken" ] && { name="$taken"; break; }
+        sleep 1
+    done
+else
+    name="$(hostname 2>/dev/null || echo cubetower)"
+fi
 url="http://${ip_addr:-$name.local}$suffix/"
 # the service makes the table code at its first start: phones need it to play, not to watch
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$R$DATA_DIR/table-code" ] && break; sleep 1; done

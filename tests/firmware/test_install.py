@@ -29,6 +29,8 @@ STUBS = {
     "chown": "",
     "hostname": 'case "${1:-}" in -I) echo "192.168.1.42 fe80::1" ;; *) echo cubetower ;; esac',
     "sleep": "",
+    # the service's log since it started: what the test puts in $FAKE_JOURNAL
+    "journalctl": 'printf "%s" "${FAKE_JOURNAL:-}"',
     "getent": "exit 0",
     "useradd": 'echo "${!#}:" >> "$CUBETOWER_ROOT/.users"',
     "userdel": 'sed -i "/^$1:/d" "$CUBETOWER_ROOT/.users"',
@@ -71,7 +73,7 @@ def pi(tmp_path):
     root.mkdir()
     log = tmp_path / "calls.log"
 
-    def run(*args, arch="arm64", check=True):
+    def run(*args, arch="arm64", check=True, journal=""):
         log.write_text("")
         env = {
             **os.environ,
@@ -80,6 +82,7 @@ def pi(tmp_path):
             "STUB_LOG": str(log),
             "REAL_PYTHON": sys.executable,
             "FAKE_ARCH": arch,
+            "FAKE_JOURNAL": journal,
             "SUDO_USER": "pi",
         }
         done = subprocess.run(["bash", str(INSTALL), *args], env=env, capture_output=True,
@@ -133,6 +136,19 @@ def test_a_fresh_install_sets_up_the_service_user_unit_settings_and_mdns(pi):
     pip = [c for c in calls if "-m pip install" in c and "--constraint" in c]
     assert pip and all(str(ROOT) not in c for c in pip)
     assert "http://192.168.1.42/" in done.stdout  # port 80: no port in the address
+
+
+def test_the_address_printed_is_the_mdns_name_the_service_took(pi):
+    """Another table on the network answers to cubetower.local: the service takes cubetower-2
+    (firmware/mdns.py) and the installer prints that, not the name it asked for."""
+    done = pi(journal=(
+        "2026-12-07 10:00:01 INFO firmware.mdns: cubetower.local answers at 192.168.1.7: "
+        "not this device\n"
+        "2026-12-07 10:00:02 INFO firmware.mdns: announced cubetower-2.local at 192.168.1.42\n"))
+    assert "http://cubetower-2.local/" in done.stdout
+    assert "http://cubetower.local/" not in done.stdout
+    assert any(c.startswith("journalctl -u cubetower.service -o cat --since @")
+               for c in done.calls)
 
 
 def test_a_rerun_keeps_every_setting(pi):
