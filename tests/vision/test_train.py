@@ -79,7 +79,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         input=(256, 160), device="auto", workers=2, save_every=3,
         views=["plain", "turned", "mirrored"],
         augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128), precision="fp32", channels=None,
-        unshown=True, centres="projected", distil=0.0)
+        unshown=True, centres="projected", distil=0.0, as_rendered=False)
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")
@@ -250,6 +250,26 @@ def test_cropped_batches_have_the_crops_size_and_plain_ones_stay_whole():
     assert colour.shape == mask.shape == (3, 32, 48)
     assert make_batch(items, rng, plain=True, size=(256, 160), draws=draws)[0].shape \
         == (3, 7, 160, 256)
+
+
+def test_as_rendered_batches_are_the_pictures_themselves_with_their_empty_tray():
+    """``--as-rendered`` (a diagnostic of how much the network can learn) re-shoots nothing:
+    two draws of one picture are the same input, the empty tray always beside it."""
+    items = cache_samples(load_samples(MINI)[:1], (256, 160))
+    draws = Draws(as_rendered=True)
+    first = make_batch(items * 2, np.random.default_rng(0), size=(256, 160), draws=draws)[0]
+    again = make_batch(items, np.random.default_rng(1), size=(256, 160), draws=draws)[0]
+    assert torch.equal(first[0], first[1]) and torch.equal(first[0], again[0])
+    assert float(first[0, 6].min()) > 0  # the plane saying the empty tray is there
+    reshot = make_batch(items, np.random.default_rng(0), size=(256, 160), draws=Draws())[0]
+    assert not torch.equal(reshot[0], first[0])
+
+
+def test_as_rendered_is_refused_with_re_shooting_options(tmp_path, capsys):
+    for extra in (["--mirror", "0.5"], ["--crop", "384x224"], ["--augment-on", "device"]):
+        with pytest.raises(SystemExit):
+            train_main([str(tmp_path), "--as-rendered", *extra])
+        assert "--as-rendered" in capsys.readouterr().err
 
 
 def test_a_crop_larger_than_the_input_is_refused_before_any_training(tmp_path, capsys):

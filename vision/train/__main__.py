@@ -90,7 +90,7 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
     draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop, unshown=args.unshown,
-                  visible_centres=args.centres == "visible")
+                  visible_centres=args.centres == "visible", as_rendered=args.as_rendered)
     if args.augment_on == "device":
         return DeviceBatches(items, args.batch, args.input, seed, args.device, draws)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
@@ -247,6 +247,8 @@ def train(args) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     args.device = pick_device(args.device)
+    if args.as_rendered and args.augment_on == "auto":
+        args.augment_on = "cpu"  # the device's batch maker always re-shoots
     args.augment_on = pick_augment(args.augment_on, args.device, args.workers)
     if args.weights:
         args.weights.parent.mkdir(parents=True, exist_ok=True)
@@ -433,7 +435,15 @@ def main(argv=None) -> int:
                     help="also match the --init network's own maps, at this weight beside the "
                          "labels' loss (learning without forgetting; vision/train/distil.py)")
     ap.add_argument("--warmup", type=int, default=200, help="steps of rising learning rate")
+    ap.add_argument("--as-rendered", action="store_true",
+                    help="a diagnostic, never a model to ship: train on the pictures exactly "
+                    "as rendered, each with its empty tray (no re-shooting, no mirroring), to "
+                    "measure how many of its own training trays the network can learn to read "
+                    "(vision/README.md, 'Why not 98 %%')")
     args = ap.parse_args(argv)
+    if args.as_rendered and (args.augment_on == "device" or args.crop or args.mirror):
+        ap.error("--as-rendered trains on the pictures as they are: not with --crop, "
+                 "--mirror or --augment-on device")
     if not args.distil >= 0:
         ap.error(f"--distil {args.distil}: a weight of 0 (off) or more")
     if args.crop is not None and (args.crop[0] > args.input[0] or args.crop[1] > args.input[1]):

@@ -46,6 +46,8 @@ class Draws:
     unshown: bool = False
     # a cube taught at the centre of its own pixels where the labels have it (``--centres``)
     visible_centres: bool = False
+    # every picture as rendered, with its empty tray: not re-shot (``--as-rendered``)
+    as_rendered: bool = False
 
 
 def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
@@ -126,8 +128,8 @@ def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = Fals
     asks for a crop (plain pictures are always whole)."""
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
     for item in items:
-        image, ref, cubes, corners = augment(item, rng, *size, plain=plain, mirror=draws.mirror,
-                                             crop=draws.crop)
+        image, ref, cubes, corners = augment(item, rng, *size, plain=plain or draws.as_rendered,
+                                             mirror=draws.mirror, crop=draws.crop)
         xs.append(to_planes(image, ref))
         h, w, c, o, m = targets(cubes, corners, image.shape[1], image.shape[0])
         heats.append(h)
