@@ -292,14 +292,6 @@ def _panel_config(args: argparse.Namespace) -> PanelConfig:
         return PanelConfig()
 
 
-def published_name(announcer, wait_seconds: float = 4.0) -> str:
-    """The name phones can use: the one the announcer took (another table may answer to the one
-    asked for, and it took ``<name>-2``), waiting a little for its probe (1.5 s a name); the name
-    asked for when it has not published (no network yet: it keeps trying)."""
-    announcer.wait_published(wait_seconds)
-    return announcer.name or announcer.wanted
-
-
 def name_announcer(config: Config, port: int, terminal: Terminal):
     """``<mdns_name>.local`` published for the addresses the server listens on; None when it
     listens on loopback only (phones could not reach it) or the setting is ``""``."""
@@ -403,7 +395,7 @@ def _serve(args: argparse.Namespace) -> int:
         # before the first join line: a phone may ask for a new code the moment it reads it
         device.table_code.on_change(lambda code: terminal.say(join_text(url, code)))
         notifier.ready(f"serving on port {port}; camera: {device.source.name}")
-        name = published_name(announcer) if announcer else ""
+        name = announcer.name_for_phones() if announcer else ""
         terminal.say(running_text(url, port, device.table_code.value, name))
 
     def cannot_start(fault) -> None:

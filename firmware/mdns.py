@@ -104,6 +104,13 @@ class NameAnnouncer:
     def wait_published(self, seconds: float) -> bool:
         return self._published.wait(seconds)
 
+    def name_for_phones(self, wait_seconds: float = 4.0) -> str:
+        """The name phones can use: the one taken (another table may answer to the one asked
+        for, and this one took ``<name>-2``), waiting a little for the probe (1.5 s a name); the
+        name asked for when nothing is published yet (no network: it keeps trying)."""
+        self.wait_published(wait_seconds)
+        return self.name or self.wanted
+
     def close(self) -> None:
         self._stop.set()
         if self._thread is not None:

@@ -160,7 +160,7 @@ def test_a_name_another_device_answers_to_gets_a_number(name):
     announcer, said = announce_beside(name, ["192.0.2.99"], ["192.0.2.12"])  # the other table's
     try:
         assert announcer.name == f"{name}-2"
-        assert cli.published_name(announcer) == f"{name}-2"  # what the running text names
+        assert announcer.name_for_phones() == f"{name}-2"  # what the running text names
         assert said == [f"another device on this network answers to {name}.local: "
                         f"this one is http://{name}-2.local:8000/ for phones"]
         assert eventually_addresses_of(f"{name}-2", ["192.0.2.12"]) == ["192.0.2.12"]
@@ -199,7 +199,7 @@ def test_the_device_announces_only_when_phones_can_reach_it():
 
 def test_an_announcer_without_a_network_leaves_the_name_asked_for(name):
     cannot = NameAnnouncer(name, 8000, lambda: [])  # never started: nothing published
-    assert cli.published_name(cannot, wait_seconds=0.01) == name
+    assert cannot.name_for_phones(wait_seconds=0.01) == name
 
 
 def test_the_terminal_names_the_published_name_without_port_80():
