@@ -109,6 +109,14 @@ def test_a_lower_quality_gets_coarser_tables():
     assert luma[0].sum() > luma[1].sum() > luma[2].sum()
 
 
+def test_device_faults_follow_the_asked_rate(picture):
+    images = as_tensor(picture).repeat(8, 1, 1, 1)
+    untouched = device_batches.CameraFaults(np.random.default_rng(3), 8, rate=0.0)
+    assert torch.equal(untouched.apply(images), images)
+    usual = device_batches.CameraFaults(np.random.default_rng(3), 8)
+    assert not torch.equal(usual.apply(images), images)
+
+
 def square_item(x: float, y: float) -> Cached:
     image = np.full((H, W, 3), 60, np.uint8)
     image[round(y) - 4:round(y) + 4, round(x) - 4:round(x) + 4] = 230

@@ -30,6 +30,7 @@ from vision.train.augment import (  # noqa: E402
     LUMA_BGR,
     Cached,
     augment,
+    draw_faults,
     draw_saturation,
     random_affine,
     saturate,
@@ -163,6 +164,19 @@ def test_saturation_is_drawn_both_ways_and_often_left_alone():
     assert 0.35 < (drawn == 1.0).mean() < 0.65
     assert drawn.min() >= np.exp(-0.7) and drawn.max() <= np.exp(0.4)
     assert (drawn < 0.7).any() and (drawn > 1.3).any()
+
+
+def test_camera_faults_come_at_the_asked_rate():
+    def faults(rate, n=4000):
+        rng = np.random.default_rng(9)
+        return [draw_faults(rng, rate) for _ in range(n)]
+
+    usual, half, none = faults(1.0), faults(0.5), faults(0.0)
+    assert 0.2 < np.mean([f.low_res is not None for f in usual]) < 0.3
+    assert 0.1 < np.mean([f.low_res is not None for f in half]) < 0.15
+    assert 0.2 < np.mean([f.jpeg > 0 for f in half]) < 0.3
+    assert all(f.low_res is None and f.blur is None and not f.noise and not f.jpeg
+               for f in none)
 
 
 def test_mirrored_pictures_keep_each_cube_on_its_own_colour_and_only_when_asked():
@@ -299,6 +313,13 @@ def test_the_mirrored_share_is_checked_before_any_training(tmp_path, capsys):
         with pytest.raises(SystemExit):
             train_main([str(tmp_path), "--mirror", bad])
         assert "--mirror" in capsys.readouterr().err
+
+
+def test_the_fault_rate_is_checked_before_any_training(tmp_path, capsys):
+    for bad in ("2", "-0.5", "some"):
+        with pytest.raises(SystemExit):
+            train_main([str(tmp_path), "--faults", bad])
+        assert "--faults" in capsys.readouterr().err
 
 
 def test_training_refuses_a_folder_without_labels(tmp_path):

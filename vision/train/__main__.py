@@ -90,7 +90,8 @@ def pick_augment(name: str, device: str, workers: int) -> str:
 def training_batches(args, samples: list[Sample], items: list[Cached] | None, seed: int):
     """The endless batch iterator ``args.augment_on`` asks for."""
     draws = Draws(crowd=args.crowd, mirror=args.mirror, crop=args.crop, unshown=args.unshown,
-                  visible_centres=args.centres == "visible", as_rendered=args.as_rendered)
+                  visible_centres=args.centres == "visible", as_rendered=args.as_rendered,
+                  faults=args.faults)
     if args.augment_on == "device":
         return DeviceBatches(items, args.batch, args.input, seed, args.device, draws)
     pin = args.device.startswith("cuda")  # page-locked batches copy to the GPU faster
@@ -427,6 +428,10 @@ def main(argv=None) -> int:
                     "2026-12-06; every folder must have it)")
     ap.add_argument("--mirror", type=share, default=0.0,
                     help="share of training pictures mirrored (any axis: mirrored, then turned)")
+    ap.add_argument("--faults", type=share, default=1.0, metavar="RATE",
+                    help="how often each camera fault (a lower-resolution camera, blur, noise, "
+                    "JPEG) re-shoots a picture, as a share of the usual rates (1: as the "
+                    "shipped model was trained; 0: never)")
     ap.add_argument("--crop", type=input_size, metavar="WxH",
                     help="train on random windows of this size out of each re-shot input "
                     "(e.g. 384x224: ~1.8 times the pictures an hour; the model still reads "

@@ -48,6 +48,8 @@ class Draws:
     visible_centres: bool = False
     # every picture as rendered, with its empty tray: not re-shot (``--as-rendered``)
     as_rendered: bool = False
+    # how often each camera fault comes, 1 as the shipped model was trained (``--faults``)
+    faults: float = 1.0
 
 
 def cache_samples(samples: list[Sample], size: tuple[int, int] = DEFAULT_INPUT,
@@ -129,7 +131,8 @@ def make_batch(items: list[Cached], rng: np.random.Generator, plain: bool = Fals
     xs, heats, weights, colours, offsets, masks = [], [], [], [], [], []
     for item in items:
         image, ref, cubes, corners = augment(item, rng, *size, plain=plain or draws.as_rendered,
-                                             mirror=draws.mirror, crop=draws.crop)
+                                             mirror=draws.mirror, crop=draws.crop,
+                                             faults=draws.faults)
         xs.append(to_planes(image, ref))
         h, w, c, o, m = targets(cubes, corners, image.shape[1], image.shape[0])
         heats.append(h)

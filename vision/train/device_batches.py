@@ -155,8 +155,8 @@ def saturate(images: torch.Tensor, saturation: np.ndarray) -> torch.Tensor:
 class CameraFaults:
     """Which camera faults each picture of a batch gets (``augment.draw_faults``)."""
 
-    def __init__(self, rng: np.random.Generator, n: int):
-        drawn = [draw_faults(rng) for _ in range(n)]
+    def __init__(self, rng: np.random.Generator, n: int, rate: float = 1.0):
+        drawn = [draw_faults(rng, rate) for _ in range(n)]
         self.low_res = [f.low_res for f in drawn]
         self.blur = [f.blur for f in drawn]
         self.noise = np.array([f.noise for f in drawn])
@@ -325,7 +325,7 @@ class DeviceBatches:
         index = torch.as_tensor(idx, device=self.device)
         image, valid = warp(self.images[index].float(), matrices, self.sizes[idx], out_w,
                             out_h)
-        image = CameraFaults(rng, b).apply(
+        image = CameraFaults(rng, b, draws.faults).apply(
             saturate(relight(image, gains, exposure, gamma), saturation))
         image = image * valid
         x = torch.zeros(b, 7, out_h, out_w, device=self.device)
@@ -335,7 +335,7 @@ class DeviceBatches:
             refs = self.references[torch.as_tensor(self.ref_index[idx[pick]],
                                                    device=self.device)].float()
             ref, _ = warp(refs, ref_matrices[pick], self.sizes[idx[pick]], out_w, out_h)
-            ref = CameraFaults(rng, len(pick)).apply(saturate(
+            ref = CameraFaults(rng, len(pick), draws.faults).apply(saturate(
                 relight(ref, ref_gains[pick], ref_exposure[pick], gamma[pick]), saturation[pick]))
             at = torch.as_tensor(pick, device=self.device)
             x[at, 3:6] = ref * valid[at] / 255 - 0.5
