@@ -172,7 +172,7 @@ def test_a_short_run_with_device_batches(tmp_path):
         weights=None, reload_every=0, warmup=2, init=None, input=(256, 160), device="cpu",
         workers=0, save_every=0, views=["plain"], augment_on="device", crowd=1.0, mirror=0.5,
         crop=(192, 128), precision="bf16", channels=None, unshown=False, centres="projected",
-        distil=0.0, as_rendered=False)
+        distil=0.0, as_rendered=False, faults=0.5)
     result = train(args)
     assert len(result["losses"]) == 4 and all(np.isfinite(result["losses"]))
     assert (tmp_path / "model" / "model.onnx").is_file()

@@ -80,7 +80,7 @@ def test_a_short_run_writes_a_model_that_opencv_loads(tmp_path):
         input=(256, 160), device="auto", workers=2, save_every=3,
         views=["plain", "turned", "mirrored"],
         augment_on="auto", crowd=0.0, mirror=0.5, crop=(192, 128), precision="fp32", channels=None,
-        unshown=True, centres="projected", distil=0.0, as_rendered=False)
+        unshown=True, centres="projected", distil=0.0, as_rendered=False, faults=0.5)
     result = train(args)
     assert len(result["losses"]) == 6
     load_weights(CubeNet(), tmp_path / "kept" / "w.pt")
