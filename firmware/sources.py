@@ -131,6 +131,13 @@ class FolderSource(FrameSource):
         # The stat that found it a regular file also keys the frame: no second stat, so no
         # second chance to meet an entry that cannot be stat'ed, or a FIFO put in its place.
         path, info = newest
+        if info.st_size == 0:
+            # A program writing into the folder (an upload, ``rpicam-still``) makes the file
+            # before it fills it: not a broken camera, a picture not there yet.
+            if self._cached is not None:
+                return self._cached[1]
+            raise NoFrameYet(Msg("{name} in {folder} is still empty: waiting for it to be "
+                                 "written", name=path.name, folder=str(self.folder)))
         key = (path.name, info.st_mtime_ns, info.st_size)
         if self._cached and self._cached[0] == key:
             return self._cached[1]

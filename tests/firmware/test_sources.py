@@ -70,6 +70,20 @@ def test_a_folder_emptied_after_its_pictures_is_a_camera_problem_until_one_comes
     assert source.read().label == "b.png"
 
 
+def test_a_picture_still_being_written_is_waited_for_not_a_camera_problem(tmp_path):
+    (tmp_path / "a.png").touch()  # made, not yet filled
+    source = FolderSource(tmp_path)
+    with pytest.raises(NoFrameYet, match=r"a\.png .* still empty"):
+        source.read()
+    write_image(tmp_path / "a.png", 10, mtime=1000)
+    assert source.read().label == "a.png"
+    (tmp_path / "b.png").touch()
+    os.utime(tmp_path / "b.png", (2, 2000))
+    assert source.read().label == "a.png"  # the last picture stands meanwhile
+    write_image(tmp_path / "b.png", 20, mtime=3000)
+    assert source.read().label == "b.png"
+
+
 def test_folder_source_reports_a_corrupt_image_as_a_frame_error(tmp_path):
     (tmp_path / "bad.jpg").write_bytes(b"not really a jpeg")
     with pytest.raises(FrameError, match=r"bad\.jpg"):
