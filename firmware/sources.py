@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 DEMO_DIR = Path(__file__).with_name("demo")
+# how long a picture may stay empty in the frame folder before its writer counts as broken
+STILL_WRITING_S = 5.0
 
 
 class FolderSource(FrameSource):
@@ -131,9 +133,10 @@ class FolderSource(FrameSource):
         # The stat that found it a regular file also keys the frame: no second stat, so no
         # second chance to meet an entry that cannot be stat'ed, or a FIFO put in its place.
         path, info = newest
-        if info.st_size == 0:
+        if info.st_size == 0 and self._wall_clock() - info.st_mtime < STILL_WRITING_S:
             # A program writing into the folder (an upload, ``rpicam-still``) makes the file
-            # before it fills it: not a broken camera, a picture not there yet.
+            # before it fills it: not a broken camera, a picture not there yet. One that stays
+            # empty is read below, and its error says so.
             if self._cached is not None:
                 return self._cached[1]
             raise NoFrameYet(Msg("{name} in {folder} is still empty: waiting for it to be "

@@ -10,6 +10,7 @@ import pytest
 
 from firmware.sources import (
     DEMO_DIR,
+    STILL_WRITING_S,
     AwaitedCamera,
     CameraSettings,
     CameraStalled,
@@ -71,17 +72,28 @@ def test_a_folder_emptied_after_its_pictures_is_a_camera_problem_until_one_comes
 
 
 def test_a_picture_still_being_written_is_waited_for_not_a_camera_problem(tmp_path):
+    now = [1000.0]
     (tmp_path / "a.png").touch()  # made, not yet filled
-    source = FolderSource(tmp_path)
+    os.utime(tmp_path / "a.png", (now[0], now[0]))
+    source = FolderSource(tmp_path, wall_clock=lambda: now[0])
     with pytest.raises(NoFrameYet, match=r"a\.png .* still empty"):
         source.read()
-    write_image(tmp_path / "a.png", 10, mtime=1000)
+    write_image(tmp_path / "a.png", 10, mtime=1001)
     assert source.read().label == "a.png"
     (tmp_path / "b.png").touch()
-    os.utime(tmp_path / "b.png", (2, 2000))
+    os.utime(tmp_path / "b.png", (2000, 2000))
+    now[0] = 2001.0
     assert source.read().label == "a.png"  # the last picture stands meanwhile
-    write_image(tmp_path / "b.png", 20, mtime=3000)
+    write_image(tmp_path / "b.png", 20, mtime=2002)
     assert source.read().label == "b.png"
+
+
+def test_a_picture_that_stays_empty_is_a_camera_problem(tmp_path):
+    (tmp_path / "a.png").touch()
+    os.utime(tmp_path / "a.png", (1000, 1000))
+    source = FolderSource(tmp_path, wall_clock=lambda: 1000 + STILL_WRITING_S + 1)
+    with pytest.raises(FrameError, match=r"empty file: .*a\.png"):
+        source.read()
 
 
 def test_folder_source_reports_a_corrupt_image_as_a_frame_error(tmp_path):
