@@ -63,7 +63,8 @@ log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 DEMO_DIR = Path(__file__).with_name("demo")
-# how long a picture may stay empty in the frame folder before its writer counts as broken
+# how long after its last change a picture in the frame folder may stay unreadable (empty, cut
+# off) before its writer counts as broken
 STILL_WRITING_S = 5.0
 
 
@@ -133,20 +134,22 @@ class FolderSource(FrameSource):
         # The stat that found it a regular file also keys the frame: no second stat, so no
         # second chance to meet an entry that cannot be stat'ed, or a FIFO put in its place.
         path, info = newest
-        if info.st_size == 0 and self._wall_clock() - info.st_mtime < STILL_WRITING_S:
-            # A program writing into the folder (an upload, ``rpicam-still``) makes the file
-            # before it fills it: not a broken camera, a picture not there yet. One that stays
-            # empty is read below, and its error says so.
-            if self._cached is not None:
-                return self._cached[1]
-            raise NoFrameYet(Msg("{name} in {folder} is still empty: waiting for it to be "
-                                 "written", name=path.name, folder=str(self.folder)))
         key = (path.name, info.st_mtime_ns, info.st_size)
         if self._cached and self._cached[0] == key:
             return self._cached[1]
         try:
             image = load_image(path)
         except VisionError as exc:
+            if self._wall_clock() - info.st_mtime < STILL_WRITING_S:
+                # A program writing into the folder (an upload, ``rpicam-still``, a copy) makes
+                # the file before it fills it: empty or cut off, it is a picture not there yet,
+                # not a broken camera. The last picture stands meanwhile; one still unreadable
+                # STILL_WRITING_S after its last change is a camera problem, in its own words.
+                if self._cached is not None:
+                    return self._cached[1]
+                raise NoFrameYet(Msg("{name} in {folder} cannot be read yet: waiting for it to "
+                                     "be written", name=path.name,
+                                     folder=str(self.folder))) from exc
             raise FrameError(str(exc)) from exc  # its words name the file already
         frame = Frame(image, f"{path.name}@{info.st_mtime_ns}", self._wall_clock(), path.name)
         self._cached = (key, frame)

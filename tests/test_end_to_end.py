@@ -1,5 +1,6 @@
 """Camera to phone on a laptop: a folder stands in for the camera, Flask's client for the phone."""
 
+import os
 import shutil
 import time
 
@@ -8,7 +9,7 @@ from table_access import playing
 
 from firmware.config import Config, with_overrides
 from firmware.service import build_device
-from firmware.sources import DEMO_DIR, FolderSource
+from firmware.sources import DEMO_DIR, STILL_WRITING_S, FolderSource
 
 
 @pytest.fixture
@@ -55,6 +56,8 @@ def test_a_corrupt_picture_reports_an_error_and_a_good_one_recovers(device):
     device, frames = device
     client = playing(device.app().test_client(), device.table_code)
     (frames / "a.jpg").write_bytes(b"\xff\xd8 half a jpeg")
+    old = time.time() - STILL_WRITING_S - 1  # not one still being written: its writer stopped
+    os.utime(frames / "a.jpg", (old, old))
     device.watcher.step()
     body = client.get("/api/tray").get_json()
     assert "error" in body and "a.jpg" in body["error"]

@@ -33,6 +33,7 @@ from firmware.service import (
 )
 from firmware.sources import (
     DEMO_DIR,
+    STILL_WRITING_S,
     AwaitedCamera,
     CameraLibraryMissing,
     DemoSource,
@@ -84,6 +85,8 @@ def test_status_leds_follow_the_loop(device):
     green = factory.pin(device.config.panel.status_led_pin)
     red = factory.pin(device.config.panel.error_led_pin)
     (frames / "bad.jpg").write_bytes(b"garbage")
+    old = time.time() - STILL_WRITING_S - 1  # not one still being written: its writer stopped
+    os.utime(frames / "bad.jpg", (old, old))
     device.watcher.step()
     assert device.panel.status == "error"
     assert red.state and not green.state

@@ -76,7 +76,7 @@ def test_a_picture_still_being_written_is_waited_for_not_a_camera_problem(tmp_pa
     (tmp_path / "a.png").touch()  # made, not yet filled
     os.utime(tmp_path / "a.png", (now[0], now[0]))
     source = FolderSource(tmp_path, wall_clock=lambda: now[0])
-    with pytest.raises(NoFrameYet, match=r"a\.png .* still empty"):
+    with pytest.raises(NoFrameYet, match=r"a\.png .* cannot be read yet: waiting"):
         source.read()
     write_image(tmp_path / "a.png", 10, mtime=1001)
     assert source.read().label == "a.png"
@@ -96,10 +96,31 @@ def test_a_picture_that_stays_empty_is_a_camera_problem(tmp_path):
         source.read()
 
 
+def test_a_jpeg_cut_off_mid_copy_is_waited_for_then_a_camera_problem_if_it_stays_so(tmp_path):
+    texture = np.random.default_rng(0).integers(0, 256, (120, 160, 3), np.uint8)
+    whole = cv2.imencode(".jpg", texture)[1].tobytes()
+    write_image(tmp_path / "a.png", 10, mtime=1000)
+    now = [1001.0]
+    source = FolderSource(tmp_path, wall_clock=lambda: now[0])
+    assert source.read().label == "a.png"
+    (tmp_path / "b.jpg").write_bytes(whole[: len(whole) // 2])  # the copy so far
+    os.utime(tmp_path / "b.jpg", (2000, 2000))
+    now[0] = 2000 + STILL_WRITING_S - 1
+    assert source.read().label == "a.png"  # the last picture stands meanwhile
+    now[0] = 2000 + STILL_WRITING_S + 1  # the writer stopped half way
+    with pytest.raises(FrameError, match=r"truncated JPEG .*b\.jpg"):
+        source.read()
+    (tmp_path / "b.jpg").write_bytes(whole)
+    os.utime(tmp_path / "b.jpg", (2010, 2010))
+    assert source.read().label == "b.jpg"
+
+
 def test_folder_source_reports_a_corrupt_image_as_a_frame_error(tmp_path):
     (tmp_path / "bad.jpg").write_bytes(b"not really a jpeg")
+    os.utime(tmp_path / "bad.jpg", (1000, 1000))
+    source = FolderSource(tmp_path, wall_clock=lambda: 1000 + STILL_WRITING_S + 1)
     with pytest.raises(FrameError, match=r"bad\.jpg"):
-        FolderSource(tmp_path).read()
+        source.read()
 
 
 def test_folder_source_needs_a_folder(tmp_path):
