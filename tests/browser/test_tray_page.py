@@ -137,7 +137,11 @@ def test_a_camera_that_is_gone_is_said_in_words_on_the_tray_card(served, browser
     url, frames, device = served
     page = _page_on(browser, url, frames, "drop01.jpg", device.table_code.value)
     assert page.locator("#camera-problem").is_hidden()
-    shutil.rmtree(frames)
+    # gone at once, as an unplugged drive: rmtree alone empties the folder before removing it,
+    # and a look in between rightly says "holds no picture any more" instead
+    gone = frames.with_name("frames-unplugged")
+    frames.rename(gone)
+    shutil.rmtree(gone)
     page.wait_for_selector("#camera-problem:not([hidden])", timeout=15000)
     assert page.text_content("#camera-problem").startswith("Camera problem: the frame folder")
     assert "is gone" in page.text_content("#camera-problem")
