@@ -82,9 +82,6 @@ class ModelConfig:
     # the validation set-ups for the model's own confidences, a level means nothing across
     # models (``vision.train.calibrate.unsure_level``; the default is for a model without one)
     unsure_below: float = 0.6
-    # the metered grey level each picture's exposure is brought to before the network reads
-    # it (``vision.netinput.levelled``); None: read as the camera delivers it
-    exposure_level: float | None = None
     trained_on: str = ""
 
     @classmethod
@@ -273,8 +270,7 @@ class CubeDetector:
             self.net = cv2.dnn.readNetFromONNX(str(onnx_path))
         except cv2.error as exc:
             raise VisionError(f"OpenCV cannot load {onnx_path}: {exc}") from exc
-        self._inputs = InputMaker(self.config.input_width, self.config.input_height,
-                                  self.config.exposure_level)
+        self._inputs = InputMaker(self.config.input_width, self.config.input_height)
         self._view: np.ndarray | None = None  # the input in another view
         self.last_passes = 0  # how many views the last ``detect`` read
 

@@ -17,77 +17,22 @@ import numpy as np
 IMAGE_CHANNELS = 3
 INPUT_CHANNELS = 7  # frame (3), empty-tray reference (3), reference-present flag (1)
 
-# Levelling the exposure (``levelled``): the share of the picture's pixels at or below the
-# level, as the renderer's auto exposure meters (a mid percentile of the luminance), and the
-# most a picture is brightened or darkened (a covered or blown-out camera is not stretched
-# into noise; the training pictures sit within x0.8-1.3 of their median level).
-EXPOSURE_PERCENTILE = 0.6
-EXPOSURE_GAIN_RANGE = (0.5, 2.0)
-
 
 def fit_scale(width: int, height: int, input_width: int, input_height: int) -> float:
     """The factor that fits a width x height picture into the network's input."""
     return min(input_width / width, input_height / height)
 
 
-def fitted_size(width: int, height: int, input_width: int, input_height: int) -> tuple[int, int]:
-    """The (width, height) a width x height picture covers of the input once fitted."""
-    s = fit_scale(width, height, input_width, input_height)
-    return max(1, round(width * s)), max(1, round(height * s))
-
-
 def fitted(image: np.ndarray, input_width: int, input_height: int) -> np.ndarray:
     """The picture scaled into the input's size (area averaging: no aliasing), top-left
     aligned on a black canvas, uint8."""
     h, w = image.shape[:2]
-    nw, nh = fitted_size(w, h, input_width, input_height)
+    s = fit_scale(w, h, input_width, input_height)
+    nw, nh = max(1, round(w * s)), max(1, round(h * s))
     small = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
     canvas = np.zeros((input_height, input_width, 3), np.uint8)
     canvas[:nh, :nw] = small
     return canvas
-
-
-def exposure_gain(fitted_u8: np.ndarray, covered: tuple[int, int], level: float) -> float:
-    """The gain that brings the fitted picture's metered luminance (``EXPOSURE_PERCENTILE``
-    of the part it covers, ``covered`` = (width, height), interpolated between grey levels)
-    to ``level``, within ``EXPOSURE_GAIN_RANGE``."""
-    w, h = covered
-    grey = cv2.cvtColor(np.ascontiguousarray(fitted_u8[:h, :w]), cv2.COLOR_BGR2GRAY)
-    cumulative = np.bincount(grey.ravel(), minlength=256).cumsum()
-    want = EXPOSURE_PERCENTILE * cumulative[-1]
-    k = int(np.searchsorted(cumulative, want))
-    below = cumulative[k - 1] if k else 0
-    metered = k - 0.5 + (want - below) / max(cumulative[k] - below, 1)
-    low, high = EXPOSURE_GAIN_RANGE
-    return float(np.clip(level / max(metered, 0.5), low, high))
-
-
-def with_gain(image_u8: np.ndarray, gain: float) -> np.ndarray:
-    """The uint8 picture times ``gain``, rounded and clipped as a camera's gain clips."""
-    return image_u8 if gain == 1.0 else cv2.convertScaleAbs(image_u8, alpha=gain)
-
-
-def levelled(image_u8: np.ndarray, reference_u8: np.ndarray | None,
-             covered: tuple[tuple[int, int], tuple[int, int] | None],
-             level: float | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """The fitted picture and reference with their exposure levelled (``level`` None: as
-    they are); ``covered``: the part of the input each covers (``fitted_size``).
-
-    Why: a camera's exposure and a lamp's brightness scale every pixel alike, and the network
-    read the same tray differently at x0.6 and x1.4 of its brightness. Metered as an auto
-    exposure meters and brought to one level, a picture darkened or brightened reads as the
-    original, except where brightening clipped it. Both pictures take the reference's gain
-    when there is one: the device's camera holds its exposure once the empty tray is set,
-    so the difference between them is the cubes, not a gain that the cubes' own brightness
-    would move; without it, the picture meters itself."""
-    if level is None:
-        return image_u8, reference_u8
-    if reference_u8 is not None:
-        gain = exposure_gain(reference_u8, covered[1], level)
-    else:
-        gain = exposure_gain(image_u8, covered[0], level)
-    return with_gain(image_u8, gain), (None if reference_u8 is None
-                                       else with_gain(reference_u8, gain))
 
 
 def to_planes(image_u8: np.ndarray, reference_u8: np.ndarray | None,
@@ -107,21 +52,14 @@ def to_planes(image_u8: np.ndarray, reference_u8: np.ndarray | None,
 
 
 def network_input(image: np.ndarray, reference: np.ndarray | None, input_width: int,
-                  input_height: int,
-                  exposure_level: float | None = None) -> tuple[np.ndarray, float]:
-    """(1, 7, H, W) blob and the scale from picture pixels to input pixels; the exposure
-    levelled to ``exposure_level`` when given (``levelled``)."""
+                  input_height: int) -> tuple[np.ndarray, float]:
+    """(1, 7, H, W) blob and the scale from picture pixels to input pixels."""
     h, w = image.shape[:2]
     scale = fit_scale(w, h, input_width, input_height)
-    ref = ref_covered = None
+    ref = None
     if reference is not None:
         ref = fitted(reference, input_width, input_height)
-        ref_covered = fitted_size(reference.shape[1], reference.shape[0], input_width,
-                                  input_height)
-    frame, ref = levelled(fitted(image, input_width, input_height), ref,
-                          (fitted_size(w, h, input_width, input_height), ref_covered),
-                          exposure_level)
-    return to_planes(frame, ref)[None], scale
+    return to_planes(fitted(image, input_width, input_height), ref)[None], scale
 
 
 class InputMaker:
@@ -135,10 +73,8 @@ class InputMaker:
     value for value, as ``network_input``'s. Not thread-safe: one per detector, as the net.
     """
 
-    def __init__(self, input_width: int, input_height: int,
-                 exposure_level: float | None = None):
+    def __init__(self, input_width: int, input_height: int):
         self.input_width, self.input_height = input_width, input_height
-        self.exposure_level = exposure_level
         self._blob = np.zeros((1, INPUT_CHANNELS, input_height, input_width), np.float32)
         self._reference_key: tuple | None = None
         self._reference_fitted: np.ndarray | None = None
@@ -148,14 +84,8 @@ class InputMaker:
         """The (1, 7, H, W) blob (the same buffer each call) and the picture -> input scale."""
         h, w = image.shape[:2]
         scale = fit_scale(w, h, self.input_width, self.input_height)
-        ref = self._fitted_reference(reference)
-        covered = (fitted_size(w, h, self.input_width, self.input_height),
-                   None if reference is None else fitted_size(
-                       reference.shape[1], reference.shape[0], self.input_width,
-                       self.input_height))
-        frame, ref = levelled(fitted(image, self.input_width, self.input_height), ref, covered,
-                              self.exposure_level)
-        to_planes(frame, ref, out=self._blob[0])
+        to_planes(fitted(image, self.input_width, self.input_height),
+                  self._fitted_reference(reference), out=self._blob[0])
         return self._blob, scale
 
     def _fitted_reference(self, reference: np.ndarray | None) -> np.ndarray | None:
